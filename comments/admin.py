@@ -1,0 +1,114 @@
+"""Django admin for the comment core, usable by a moderator: comment rows show the text, the
+subject and the author; filters by status, flags and site; search by text, author and id.
+Status changes go through the service, so counters stay right."""
+
+from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.utils.html import format_html
+from django.utils.text import Truncator
+
+from . import services
+from .models import ApiToken, Comment, CommentContent, ExternalIdentity, Follow, Site, Status, Subject, User
+
+
+@admin.register(User)
+class UserAdmin(BaseUserAdmin):
+    fieldsets = BaseUserAdmin.fieldsets + (("Public profile", {"fields": ("display_name", "avatar_url")}),)
+    list_display = ("username", "display_name", "email", "is_staff", "is_active", "date_joined")
+    search_fields = ("username", "display_name", "email")
+
+
+@admin.register(Site)
+class SiteAdmin(admin.ModelAdmin):
+    list_display = ("key", "name", "default_mode", "moderation", "report_threshold", "created_at")
+    list_filter = ("default_mode", "moderation")
+    search_fields = ("key", "name")
+    filter_horizontal = ("moderators",)
+
+
+@admin.register(Subject)
+class SubjectAdmin(admin.ModelAdmin):
+    list_display = ("key", "site", "title", "mode", "state", "comment_count", "root_count", "created_at")
+    list_filter = ("mode", "state", "site")
+    search_fields = ("key", "title", "url")
+    readonly_fields = ("comment_count", "root_count", "floor_seq", "created_at")
+    list_select_related = ("site",)
+    actions = ["reconcile"]
+
+    @admin.action(description="Recompute counters")
+    def reconcile(self, request, queryset):
+        for subject in queryset:
+            services.subject_reconcile_counters(subject_id=subject.pk)
+        self.message_user(request, f"Recomputed {queryset.count()} subject(s).", messages.SUCCESS)
+
+
+class CommentContentInline(admin.StackedInline):
+    model = CommentContent
+    can_delete = False
+    fields = ("body", "html_preview", "mentions", "author_ip", "user_agent")
+    readonly_fields = ("html_preview", "mentions", "author_ip", "user_agent")
+
+    @admin.display(description="Rendered")
+    def html_preview(self, obj):
+        return format_html("<div>{}</div>", obj.html)  # html is sanitized by nh3 at write time
+
+
+def _status_action(status: str):
+    def action(modeladmin, request, queryset):
+        for comment_id in queryset.values_list("pk", flat=True):
+            services.comment_set_status(comment_id=comment_id, to_status=status, actor=request.user)
+        modeladmin.message_user(request, f"Marked {queryset.count()} comment(s) {status}.", messages.SUCCESS)
+
+    action.__name__ = f"mark_{status}"
+    action.short_description = f"Mark selected comments {status}"
+    return action
+
+
+@admin.register(Comment)
+class CommentAdmin(admin.ModelAdmin):
+    list_display = ("id", "excerpt", "author", "subject", "depth", "floor", "status", "pinned", "featured", "like_count", "reply_count", "created_at")
+    list_filter = ("status", "pinned", "featured", "visibility", "subject__site")
+    search_fields = ("=id", "content__body", "author__username", "author__display_name", "subject__key")
+    list_select_related = ("author", "subject", "content")
+    readonly_fields = (
+        "id", "subject", "author", "reply_to", "root", "path", "depth", "floor", "status", "like_count",
+        "reply_count", "descendant_count", "reply_floor_seq", "hot_score", "created_at", "edited_at",
+    )
+    readonly_fields += ("visibility",)  # it changes the counters: not edited by hand
+    fields = readonly_fields[:10] + ("pinned", "featured") + readonly_fields[10:]
+    inlines = [CommentContentInline]
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+    actions = [_status_action(s) for s in (Status.PUBLISHED, Status.PENDING, Status.DELETED, Status.REJECTED)]
+
+    @admin.display(description="Comment")
+    def excerpt(self, obj):
+        return Truncator(obj.content.body).chars(80) if hasattr(obj, "content") else ""
+
+    def has_add_permission(self, request):
+        return False  # comments are posted through the service, which assigns path and floor
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # soft delete only: use the "deleted" action
+
+
+@admin.register(Follow)
+class FollowAdmin(admin.ModelAdmin):
+    list_display = ("follower", "followee", "created_at")
+    search_fields = ("follower__username", "followee__username")
+    raw_id_fields = ("follower", "followee")
+
+
+@admin.register(ExternalIdentity)
+class ExternalIdentityAdmin(admin.ModelAdmin):
+    list_display = ("site", "external_id", "user", "email", "created_at")
+    list_filter = ("site",)
+    search_fields = ("external_id", "user__username", "email")
+    raw_id_fields = ("user",)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("user", "site", "created_at", "expires_at")
+    search_fields = ("user__username",)
+    readonly_fields = ("key_hash", "user", "site", "created_at")

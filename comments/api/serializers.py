@@ -1,0 +1,181 @@
+"""Input serializers (validation only; views call services with their ``validated_data``) and
+output serializers (documentation of the shapes the queries build, for the OpenAPI schema)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework import serializers
+
+from ..models import Mode, Status, SubjectState, Visibility
+from .fields import IdField, StrictCharField
+
+# --- query parameters ----------------------------------------------------------------------
+
+
+class PageParams(serializers.Serializer):
+    limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
+    cursor = serializers.CharField(required=False, max_length=8192)
+
+
+class CommentListParams(PageParams):
+    mode = serializers.ChoiceField(choices=Mode.values, required=False)
+    sort = serializers.ChoiceField(choices=["hot", "new", "old"], required=False)
+    replies = serializers.IntegerField(min_value=0, max_value=10, default=3)
+
+
+class ReplyListParams(PageParams):
+    sort = serializers.ChoiceField(choices=["hot", "new", "old"], default="old")
+
+
+class SubjectLookupParams(serializers.Serializer):
+    site = serializers.CharField(max_length=64)
+    key = serializers.CharField(max_length=255)
+
+
+class CountsParams(serializers.Serializer):
+    site = serializers.CharField(max_length=64)
+    key = serializers.ListField(child=serializers.CharField(max_length=255), min_length=1, max_length=100)
+
+
+# --- bodies --------------------------------------------------------------------------------
+
+
+class TokenIn(serializers.Serializer):
+    username = StrictCharField(max_length=150)
+    password = StrictCharField(max_length=256, trim_whitespace=False)
+
+
+class SsoIn(serializers.Serializer):
+    site = StrictCharField(max_length=64)
+    payload = StrictCharField(max_length=16384)
+
+
+class SubjectIn(serializers.Serializer):
+    site = StrictCharField(max_length=64)
+    key = StrictCharField(max_length=255)
+    title = StrictCharField(max_length=300, required=False, allow_blank=True, default="")
+    url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
+
+    def validate_url(self, value):
+        if not isinstance(self.initial_data.get("url", ""), str):
+            raise serializers.ValidationError("Must be a string.")
+        return value
+
+
+class SubjectPatchIn(serializers.Serializer):
+    mode = serializers.ChoiceField(choices=Mode.values, required=False)
+    state = serializers.ChoiceField(choices=SubjectState.values, required=False)
+    title = StrictCharField(max_length=300, required=False, allow_blank=True)
+
+
+class CommentIn(serializers.Serializer):
+    # Length and blankness are checked by the service (one rule for every surface); here only
+    # the type, so a number is refused instead of being turned into text.
+    body = StrictCharField(trim_whitespace=False, allow_blank=True, max_length=settings.COMMENTS_MAX_BODY * 4)
+    reply_to_id = IdField(required=False, allow_null=True)
+    visibility = serializers.ChoiceField(choices=Visibility.values, default=Visibility.PUBLIC)
+
+
+class CommentPatchIn(serializers.Serializer):
+    body = StrictCharField(trim_whitespace=False, allow_blank=True, max_length=settings.COMMENTS_MAX_BODY * 4)
+
+
+# --- outputs (schema) ----------------------------------------------------------------------
+
+
+class UserOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    avatar = serializers.CharField(allow_null=True)
+
+
+class TokenOut(serializers.Serializer):
+    token = serializers.CharField()
+    expires_at = serializers.DateTimeField()
+    user = UserOut()
+
+
+class SubjectOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    site = serializers.CharField(source="site.key")
+    key = serializers.CharField()
+    title = serializers.CharField()
+    url = serializers.CharField()
+    mode = serializers.ChoiceField(choices=Mode.values)
+    state = serializers.ChoiceField(choices=SubjectState.values)
+    comment_count = serializers.IntegerField()
+    root_count = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+class ReplyToOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    author = UserOut(allow_null=True)
+
+
+class CommentOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    subject_id = serializers.IntegerField()
+    reply_to_id = serializers.IntegerField(allow_null=True)
+    root_id = serializers.IntegerField(allow_null=True)
+    depth = serializers.IntegerField()
+    floor = serializers.IntegerField()
+    author = UserOut(allow_null=True)
+    reply_to = ReplyToOut(allow_null=True)
+    body = serializers.CharField()
+    html = serializers.CharField()
+    status = serializers.ChoiceField(choices=Status.values)
+    visibility = serializers.ChoiceField(choices=Visibility.values)
+    pinned = serializers.BooleanField()
+    featured = serializers.BooleanField()
+    like_count = serializers.IntegerField()
+    liked = serializers.BooleanField()
+    reply_count = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    edited_at = serializers.DateTimeField(allow_null=True)
+
+
+class TwoLevelCommentOut(CommentOut):
+    replies = CommentOut(many=True, required=False, help_text="two_level mode: hottest replies")
+    chain = CommentOut(many=True, required=False, help_text="stacked mode: ancestors, top-level first")
+
+
+class CommentPageOut(serializers.Serializer):
+    items = TwoLevelCommentOut(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
+
+
+class PlainCommentPageOut(serializers.Serializer):
+    items = CommentOut(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
+
+
+class ChainOut(serializers.Serializer):
+    items = CommentOut(many=True)
+
+
+class CountsOut(serializers.Serializer):
+    counts = serializers.DictField(child=serializers.IntegerField())
+
+
+class FollowOut(serializers.Serializer):
+    following = serializers.BooleanField()
+    mutual = serializers.BooleanField()
+
+
+class ErrorDetailOut(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    fields = serializers.DictField(child=serializers.ListField(child=serializers.CharField()), required=False)
+
+
+class ErrorOut(serializers.Serializer):
+    error = ErrorDetailOut()
+
+
+class HealthOut(serializers.Serializer):
+    database = serializers.CharField()
+    cache = serializers.CharField()
+    broker = serializers.CharField()
+
+

@@ -1,0 +1,261 @@
+"""REST API v1 (API.md). Each view validates its input with a serializer, calls one service or
+query, and returns what it got; no rule lives here."""
+
+from __future__ import annotations
+
+from django.contrib.auth import authenticate
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import queries, services
+from ..exceptions import NotAuthenticated, NotFound
+from ..sso import verify_payload
+from . import serializers as s
+
+ERRORS = {
+    400: OpenApiResponse(s.ErrorOut, description="invalid"),
+    401: OpenApiResponse(s.ErrorOut, description="not_authenticated"),
+    403: OpenApiResponse(s.ErrorOut, description="permission_denied"),
+    404: OpenApiResponse(s.ErrorOut, description="not_found"),
+}
+
+
+def _errors(*codes):
+    return {code: ERRORS[code] for code in codes}
+
+
+def validated(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def query_params(request, serializer_class) -> dict:
+    data = {}
+    for name, field in serializer_class().fields.items():
+        if name not in request.query_params:
+            continue
+        if hasattr(field, "child"):
+            data[name] = request.query_params.getlist(name)
+        else:
+            data[name] = request.query_params.get(name)
+    return validated(serializer_class, data)
+
+
+def client_ip(request) -> str | None:
+    return request.META.get("REMOTE_ADDR") or None
+
+
+def subject_out(subject) -> dict:
+    return s.SubjectOut(subject).data
+
+
+def token_response(user, site=None):
+    raw, token = services.token_issue(user=user, site=site)
+    return Response({"token": raw, "expires_at": token.expires_at, "user": queries.present_user(user)})
+
+
+class ApiView(APIView):
+    """Base: JSON only, errors in the contract's shape."""
+
+
+# --- identity ------------------------------------------------------------------------------
+
+
+class TokenView(ApiView):
+    authentication_classes: list = []
+
+    @extend_schema(request=s.TokenIn, responses={200: s.TokenOut, **_errors(400, 401)}, summary="Log in with a password")
+    def post(self, request):
+        data = validated(s.TokenIn, request.data)
+        user = authenticate(request, username=data["username"], password=data["password"])
+        if user is None:
+            raise NotAuthenticated("Wrong username or password.")
+        return token_response(user)
+
+
+class SsoView(ApiView):
+    authentication_classes: list = []
+
+    @extend_schema(request=s.SsoIn, responses={200: s.TokenOut, **_errors(400, 401)}, summary="Sign in with a host site's SSO payload")
+    def post(self, request):
+        data = validated(s.SsoIn, request.data)
+        try:
+            site = queries.site_by_key(data["site"])
+        except NotFound:
+            raise NotAuthenticated("Unknown site.") from None
+        claims = verify_payload(site, data["payload"])
+        user = services.sso_user_upsert(
+            site=site, external_id=claims.external_id, name=claims.name, email=claims.email, avatar=claims.avatar
+        )
+        return token_response(user, site)
+
+
+class MeView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: s.UserOut, **_errors(401)}, summary="The current user")
+    def get(self, request):
+        return Response(queries.present_user(request.user))
+
+
+# --- subjects ------------------------------------------------------------------------------
+
+
+class SubjectsView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=s.SubjectIn, responses={200: s.SubjectOut, 201: s.SubjectOut, **_errors(400, 401, 404)}, summary="Get or create a subject")
+    def post(self, request):
+        data = validated(s.SubjectIn, request.data)
+        site = queries.site_by_key(data["site"])
+        subject, created = services.subject_get_or_create(site=site, key=data["key"], title=data["title"], url=data["url"])
+        return Response(subject_out(subject), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class SubjectLookupView(ApiView):
+    @extend_schema(parameters=[s.SubjectLookupParams], responses={200: s.SubjectOut, **_errors(400, 404)}, summary="Find a subject by site and key")
+    def get(self, request):
+        params = query_params(request, s.SubjectLookupParams)
+        return Response(subject_out(queries.subject_lookup(params["site"], params["key"])))
+
+
+class SubjectDetailView(ApiView):
+    @extend_schema(responses={200: s.SubjectOut, **_errors(404)}, summary="A subject")
+    def get(self, request, subject_id: int):
+        subject, _ = queries.subject_for_viewer(subject_id, request.user)
+        return Response(subject_out(subject))
+
+    @extend_schema(request=s.SubjectPatchIn, responses={200: s.SubjectOut, **_errors(400, 401, 403, 404)}, summary="Change mode, state or title (moderators)")
+    def patch(self, request, subject_id: int):
+        if not request.user.is_authenticated:
+            raise NotAuthenticated()
+        data = validated(s.SubjectPatchIn, request.data)
+        subject, _ = queries.subject_for_viewer(subject_id, request.user)
+        subject = services.subject_update(subject=subject, actor=request.user, **data)
+        return Response(subject_out(subject))
+
+
+class CountsView(ApiView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("site", str, required=True),
+            OpenApiParameter("key", str, many=True, required=True, description="1 to 100 subject keys"),
+        ],
+        responses={200: s.CountsOut, **_errors(400)},
+        summary="Public comment counts of many subjects",
+    )
+    def get(self, request):
+        params = query_params(request, s.CountsParams)
+        return Response({"counts": queries.subject_counts(params["site"], params["key"])})
+
+
+# --- comments ------------------------------------------------------------------------------
+
+
+def _page(page) -> Response:
+    return Response({"items": page.items, "next_cursor": page.next_cursor})
+
+
+class SubjectCommentsView(ApiView):
+    @extend_schema(parameters=[s.CommentListParams], responses={200: s.CommentPageOut, **_errors(400, 404)}, summary="List a subject's comments in a display mode")
+    def get(self, request, subject_id: int):
+        params = query_params(request, s.CommentListParams)
+        subject, viewer = queries.subject_for_viewer(subject_id, request.user)
+        return _page(
+            queries.list_comments(
+                subject, viewer, mode=params.get("mode"), sort=params.get("sort"), limit=params["limit"],
+                cursor=params.get("cursor"), replies=params["replies"],
+            )
+        )
+
+    @extend_schema(request=s.CommentIn, responses={201: s.CommentOut, **_errors(400, 401, 403, 404)}, summary="Post a comment or a reply")
+    def post(self, request, subject_id: int):
+        if not request.user.is_authenticated:
+            raise NotAuthenticated()
+        data = validated(s.CommentIn, request.data)
+        subject, viewer = queries.subject_for_viewer(subject_id, request.user)
+        comment = services.comment_create(
+            subject=subject, author=request.user, body=data["body"], reply_to_id=data.get("reply_to_id"),
+            visibility=data["visibility"], author_ip=client_ip(request),
+            user_agent=request.META.get("HTTP_USER_AGENT", ""),
+        )
+        comment, viewer = queries.comment_for_viewer(comment.pk, request.user)
+        return Response(queries.present_comments([comment], viewer)[comment.pk], status=status.HTTP_201_CREATED)
+
+
+class CommentDetailView(ApiView):
+    @extend_schema(responses={200: s.CommentOut, **_errors(404)}, summary="A comment")
+    def get(self, request, comment_id: int):
+        comment, viewer = queries.comment_for_viewer(comment_id, request.user)
+        return Response(queries.present_comments([comment], viewer)[comment.pk])
+
+    @extend_schema(request=s.CommentPatchIn, responses={200: s.CommentOut, **_errors(400, 401, 403, 404)}, summary="Edit within the edit window (author)")
+    def patch(self, request, comment_id: int):
+        if not request.user.is_authenticated:
+            raise NotAuthenticated()
+        data = validated(s.CommentPatchIn, request.data)
+        comment, _ = queries.comment_for_viewer(comment_id, request.user)
+        services.comment_edit(comment=comment, editor=request.user, body=data["body"])
+        comment, viewer = queries.comment_for_viewer(comment_id, request.user)
+        return Response(queries.present_comments([comment], viewer)[comment.pk])
+
+    @extend_schema(responses={204: None, **_errors(401, 403, 404)}, summary="Soft-delete (author or moderator)")
+    def delete(self, request, comment_id: int):
+        if not request.user.is_authenticated:
+            raise NotAuthenticated()
+        comment, _ = queries.comment_for_viewer(comment_id, request.user)
+        services.comment_soft_delete(comment=comment, actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class CommentRepliesView(ApiView):
+    @extend_schema(parameters=[s.ReplyListParams], responses={200: s.PlainCommentPageOut, **_errors(400, 404)}, summary="Every reply in a top-level comment's thread")
+    def get(self, request, comment_id: int):
+        params = query_params(request, s.ReplyListParams)
+        comment, viewer = queries.comment_for_viewer(comment_id, request.user)
+        return _page(queries.list_replies(comment, viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor")))
+
+
+class CommentChainView(ApiView):
+    @extend_schema(responses={200: s.ChainOut, **_errors(404)}, summary="The chain from the top-level comment down to this one")
+    def get(self, request, comment_id: int):
+        comment, viewer = queries.comment_for_viewer(comment_id, request.user)
+        return Response({"items": queries.comment_chain(comment, viewer)})
+
+
+class CommentTreeView(ApiView):
+    @extend_schema(parameters=[s.PageParams], responses={200: s.PlainCommentPageOut, **_errors(400, 404)}, summary="A comment and its subtree, depth-first")
+    def get(self, request, comment_id: int):
+        params = query_params(request, s.PageParams)
+        comment, viewer = queries.comment_for_viewer(comment_id, request.user)
+        return _page(queries.comment_tree(comment, viewer, limit=params["limit"], cursor=params.get("cursor")))
+
+
+class UserCommentsView(ApiView):
+    @extend_schema(parameters=[s.PageParams], responses={200: s.PlainCommentPageOut, **_errors(400, 404)}, summary="A user's comments, newest first")
+    def get(self, request, user_id: int):
+        params = query_params(request, s.PageParams)
+        author = queries.user_by_id(user_id)
+        return _page(queries.user_comments(author, request.user, limit=params["limit"], cursor=params.get("cursor")))
+
+
+class FollowView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    def _set(self, request, user_id, following):
+        following, mutual = services.follow_set(follower=request.user, followee_id=user_id, following=following)
+        return Response({"following": following, "mutual": mutual})
+
+    @extend_schema(request=None, responses={200: s.FollowOut, **_errors(400, 401, 404)}, summary="Follow a user")
+    def put(self, request, user_id: int):
+        return self._set(request, user_id, True)
+
+    @extend_schema(request=None, responses={200: s.FollowOut, **_errors(400, 401, 404)}, summary="Unfollow a user")
+    def delete(self, request, user_id: int):
+        return self._set(request, user_id, False)
+
+

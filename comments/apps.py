@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CommentsConfig(AppConfig):
+    name = "comments"
+    default_auto_field = "django.db.models.BigAutoField"

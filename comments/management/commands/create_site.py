@@ -1,0 +1,46 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from comments.models import Mode, ModerationPolicy, Site, User
+
+
+class Command(BaseCommand):
+    help = "Create (or update) a site that embeds the widget."
+
+    def add_arguments(self, parser):
+        parser.add_argument("key", help="public slug of the site, e.g. 'myblog'")
+        parser.add_argument("--name", required=True)
+        parser.add_argument("--origin", action="append", default=[], help="allowed origin (repeatable)")
+        parser.add_argument("--sso-secret", default="", help="HMAC secret for host-site single sign-on")
+        parser.add_argument("--mode", choices=Mode.values, default=Mode.TWO_LEVEL)
+        parser.add_argument("--moderation", choices=ModerationPolicy.values, default=ModerationPolicy.POST)
+        parser.add_argument("--moderator", action="append", default=[], help="username of a site moderator (repeatable)")
+
+    def handle(self, *args, **options):
+        from django.core.exceptions import ValidationError
+        from django.core.validators import validate_slug
+
+        try:
+            validate_slug(options["key"])
+        except ValidationError:
+            raise CommandError("key must be a slug: letters, digits, '-' and '_'") from None
+        for origin in options["origin"]:
+            if not origin.startswith(("http://", "https://")):
+                raise CommandError(f"origin {origin!r} must start with http:// or https://")
+        moderators = []
+        for username in options["moderator"]:
+            user = User.objects.filter(username=username).first()
+            if user is None:
+                raise CommandError(f"no user named {username!r}")
+            moderators.append(user)
+        site, created = Site.objects.update_or_create(
+            key=options["key"],
+            defaults={
+                "name": options["name"],
+                "allowed_origins": [o.rstrip("/") for o in options["origin"]],
+                "sso_secret": options["sso_secret"],
+                "default_mode": options["mode"],
+                "moderation": options["moderation"],
+            },
+        )
+        site.moderators.add(*moderators)
+        self.stdout.write(f"{'created' if created else 'updated'} site {site.key} (id {site.pk})")

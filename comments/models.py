@@ -1,0 +1,283 @@
+"""Storage of the comment core (DESIGN.md, "Storage").
+
+The hot, narrow ``Comment`` row (table ``comment_index``) is kept apart from the wide
+``CommentContent`` row (``comment_content``): list queries scan small rows and fetch text by
+primary key in one batch. Every comment table carries ``subject_id``, the distribution column
+should the data ever move to Citus.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser
+from django.db import models
+from django.db.models import F, Q
+
+from . import paths
+
+
+class User(AbstractUser):
+    """A local account, or the local twin of a host site's user signed in by SSO."""
+
+    display_name = models.CharField(max_length=100, blank=True)
+    avatar_url = models.URLField(max_length=1000, blank=True)
+
+    @property
+    def public_name(self) -> str:
+        return self.display_name or self.username
+
+
+class IdWorkerLease(models.Model):
+    """One row per process that made ids: its primary key, modulo 256, is the worker number."""
+
+    pid = models.IntegerField()
+    host = models.CharField(max_length=255)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class Mode(models.TextChoices):
+    FLAT = "flat"
+    TWO_LEVEL = "two_level"
+    STACKED = "stacked"
+
+
+class ModerationPolicy(models.TextChoices):
+    POST = "post", "post-moderation"
+    PRE = "pre", "pre-moderation"
+
+
+class Site(models.Model):
+    """A tenant that embeds the widget."""
+
+    key = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    allowed_origins = models.JSONField(default=list, blank=True)
+    sso_secret = models.CharField(max_length=200, blank=True)
+    default_mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.TWO_LEVEL)
+    moderation = models.CharField(
+        max_length=4, choices=ModerationPolicy.choices, default=ModerationPolicy.POST
+    )
+    report_threshold = models.PositiveSmallIntegerField(default=3)
+    moderators = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="moderated_sites"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class ExternalIdentity(models.Model):
+    """Maps a host site's user id (from SSO) to the same local user every time."""
+
+    site = models.ForeignKey(Site, on_delete=models.CASCADE)
+    external_id = models.CharField(max_length=255)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    email = models.EmailField(max_length=254, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["site", "external_id"], name="sso_identity_by_site_id")
+        ]
+
+
+class ApiToken(models.Model):
+    """A bearer token. Only its SHA-256 is stored, so a database leak leaks no usable token."""
+
+    key_hash = models.CharField(max_length=64, unique=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    site = models.ForeignKey(Site, null=True, blank=True, on_delete=models.CASCADE)
+
+
+class SubjectState(models.TextChoices):
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class Subject(models.Model):
+    """The thing commented on: an article, a video, a page."""
+
+    site = models.ForeignKey(Site, on_delete=models.CASCADE, related_name="subjects")
+    key = models.CharField(max_length=255)
+    title = models.CharField(max_length=300, blank=True)
+    url = models.URLField(max_length=2000, blank=True)
+    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.TWO_LEVEL)
+    state = models.CharField(max_length=6, choices=SubjectState.choices, default=SubjectState.OPEN)
+    # Publicly visible comments, and those of them at the top level.
+    comment_count = models.IntegerField(default=0)
+    root_count = models.IntegerField(default=0)
+    # Last top-level floor number handed out; never decremented, so floors are never reused.
+    floor_seq = models.IntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "comment_subject"
+        constraints = [
+            models.UniqueConstraint(fields=["site", "key"], name="subject_lookup_by_site_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.site_id}:{self.key}"
+
+
+class Status(models.TextChoices):
+    PUBLISHED = "published"
+    PENDING = "pending"
+    SHADOW = "shadow"
+    DELETED = "deleted"
+    REJECTED = "rejected"
+
+
+class Visibility(models.TextChoices):
+    PUBLIC = "public"
+    FRIENDS = "friends"
+
+
+# Statuses whose content nobody but moderators may read; shown as placeholders when they
+# still have visible descendants.
+GONE_STATUSES = (Status.DELETED, Status.REJECTED)
+
+
+def is_counted(status: str, visibility: str) -> bool:
+    """Whether a comment counts in the public counters: what an anonymous reader sees."""
+    return status == Status.PUBLISHED and visibility == Visibility.PUBLIC
+
+
+class PathField(models.CharField):
+    """A materialized path, compared bytewise on every database (collation "C" on PostgreSQL;
+    SQLite's default BINARY collation already is)."""
+
+    def db_parameters(self, connection):
+        params = super().db_parameters(connection)
+        if connection.vendor == "postgresql":
+            params["collation"] = "C"
+        return params
+
+
+class Comment(models.Model):
+    """The index row of a comment. Its id comes from ``comments.ids.new_id`` before insert."""
+
+    id = models.BigIntegerField(primary_key=True)
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, db_index=False)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, db_index=False,
+        related_name="comments",
+    )
+    reply_to = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="direct_replies",
+        db_index=False,
+    )
+    root = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="thread",
+        db_index=False,
+    )
+    path = PathField(max_length=paths.max_path_length(settings.COMMENTS_MAX_DEPTH))
+    depth = models.PositiveSmallIntegerField(default=0)
+    floor = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PUBLISHED)
+    visibility = models.CharField(
+        max_length=8, choices=Visibility.choices, default=Visibility.PUBLIC
+    )
+    pinned = models.BooleanField(default=False)
+    featured = models.BooleanField(default=False)
+    like_count = models.IntegerField(default=0)
+    # Top-level: publicly visible replies in the whole thread. Reply: its visible direct replies.
+    reply_count = models.IntegerField(default=0)
+    # Publicly visible comments below this one in the tree; a deleted comment with any is kept
+    # as a placeholder.
+    descendant_count = models.IntegerField(default=0)
+    # Top-level only: last reply floor handed out in this thread.
+    reply_floor_seq = models.IntegerField(default=0)
+    # "Hot" order of top-level comments: likes plus twice the visible replies of the thread.
+    hot_score = models.GeneratedField(
+        expression=F("like_count") + 2 * F("reply_count"),
+        output_field=models.IntegerField(),
+        db_persist=True,
+    )
+    created_at = models.DateTimeField()
+    edited_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "comment_index"
+        indexes = [
+            # flat mode, stacked mode, subject-wide scans: old/new by id
+            models.Index(fields=["subject", "id"], name="comment_flat_by_time"),
+            # two-level list 1, sort=new|old, pages after the first
+            models.Index(
+                fields=["subject", "id"], condition=Q(depth=0), name="comment_roots_by_time"
+            ),
+            # two-level list 1, first page of sort=new / sort=old: pinned first, then by time
+            models.Index(
+                F("subject"), F("pinned").desc(), F("id").desc(),
+                condition=Q(depth=0), name="comment_roots_pinned_new",
+            ),
+            models.Index(
+                F("subject"), F("pinned").desc(), F("id"),
+                condition=Q(depth=0), name="comment_roots_pinned_old",
+            ),
+            # two-level list 1, sort=hot: pinned, then hottest, ties newest
+            models.Index(
+                F("subject"), F("pinned").desc(), F("hot_score").desc(), F("id").desc(),
+                condition=Q(depth=0), name="comment_roots_by_hot",
+            ),
+            # subtree and depth-first tree: one range scan over the path
+            models.Index(fields=["subject", "path"], name="comment_tree_by_path"),
+            # two-level list 2 (replies of a thread), old/new
+            models.Index(fields=["root", "id"], name="comment_thread_by_time"),
+            # reply previews and list 2 sort=hot: most liked first, ties oldest
+            models.Index(
+                F("root"), F("like_count").desc(), F("id"), name="comment_thread_by_likes"
+            ),
+            # a user's history, newest first
+            models.Index(F("author"), F("id").desc(), name="comment_user_history"),
+            # direct replies of a comment (counter repair, "reply to" links)
+            models.Index(fields=["reply_to"], name="comment_direct_replies"),
+        ]
+
+    def __str__(self) -> str:
+        return f"comment {self.id}"
+
+    @property
+    def is_top_level(self) -> bool:
+        return self.depth == 0 and self.reply_to_id is None
+
+    def ancestor_ids(self) -> list[int]:
+        """Ids from the top-level comment down to the parent in the tree, from the path."""
+        return paths.split_path(self.path)[:-1]
+
+
+class CommentContent(models.Model):
+    """The wide text row of a comment; never read by list scans, fetched by primary key."""
+
+    comment = models.OneToOneField(
+        Comment, primary_key=True, on_delete=models.CASCADE, related_name="content"
+    )
+    subject_id = models.BigIntegerField()
+    body = models.TextField()
+    html = models.TextField()
+    mentions = models.JSONField(default=list, blank=True)
+    author_ip = models.GenericIPAddressField(null=True, blank=True)
+    user_agent = models.CharField(max_length=512, blank=True)
+
+    class Meta:
+        db_table = "comment_content"
+
+
+class Follow(models.Model):
+    follower = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="following_set"
+    )
+    followee = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="follower_set"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["follower", "followee"], name="follow_by_pair"),
+            models.CheckConstraint(condition=~Q(follower=F("followee")), name="follow_not_self"),
+        ]
+        indexes = [models.Index(fields=["followee", "follower"], name="follow_reverse_lookup")]

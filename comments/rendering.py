@@ -1,0 +1,57 @@
+"""Markdown to safe HTML, and ``@name`` mentions.
+
+markdown-it-py parses with raw HTML disabled; nh3 (ammonia) then sanitizes the output anyway,
+so a parser bug can never let a script through.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import nh3
+from markdown_it import MarkdownIt
+
+ALLOWED_TAGS = {
+    "p", "br", "strong", "em", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li", "a",
+    "hr", "h1", "h2", "h3", "h4", "h5", "h6",
+}
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "code": {"class"}}
+URL_SCHEMES = {"http", "https", "mailto"}
+
+# A mention is "@" + a username, not preceded by a word character (so e-mail addresses and
+# "a@b" do not mention anyone).
+MENTION_RE = re.compile(r"(?<![\w@])@([A-Za-z0-9_.+-]{1,150})")
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": True, "typographer": False})
+    md.enable(["linkify", "strikethrough"])
+    # Images in comments are a tracking and abuse vector; their syntax stays literal text.
+    md.disable("image")
+    return md
+
+
+def render_markdown(body: str) -> str:
+    """Sanitized HTML for a Markdown body."""
+    raw = _markdown().render(body)
+    return nh3.clean(
+        raw,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        url_schemes=URL_SCHEMES,
+        link_rel="nofollow ugc noopener",
+    ).strip()
+
+
+def parse_mentions(body: str, limit: int) -> list[str]:
+    """Distinct mentioned usernames in order of first appearance, at most ``limit``."""
+    seen: dict[str, None] = {}
+    for match in MENTION_RE.finditer(body):
+        name = match.group(1).rstrip(".")
+        if name and name.lower() not in seen:
+            seen[name.lower()] = None
+            if len(seen) >= limit:
+                break
+    return list(seen)

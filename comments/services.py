@@ -1,0 +1,465 @@
+"""Every write of the comment core. Views, API views, tasks and the other apps call these.
+
+Lock order, kept by every transaction that changes comment counters: the subject row first,
+then comment rows. Two writers of one subject therefore queue on the subject row instead of
+deadlocking on each other's comment rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Case, F, Value, When
+from django.utils import timezone
+
+from . import hooks, paths
+from .exceptions import InvalidInput, NotFound, PermissionDenied, SubjectClosed
+from .ids import new_id
+from .models import (
+    GONE_STATUSES,
+    ApiToken,
+    Comment,
+    CommentContent,
+    ExternalIdentity,
+    Follow,
+    Mode,
+    ModerationPolicy,
+    Site,
+    Status,
+    Subject,
+    SubjectState,
+    User,
+    Visibility,
+    is_counted,
+)
+from .queries import can_see, is_site_moderator, viewer_for
+from .rendering import parse_mentions, render_markdown
+
+
+# --- content -------------------------------------------------------------------------------
+
+
+def check_body(body: object) -> str:
+    """The body as stored: a string of 1..COMMENTS_MAX_BODY characters, not only whitespace."""
+    if not isinstance(body, str):
+        raise InvalidInput("body must be a string.", fields={"body": ["Must be a string."]})
+    if "\x00" in body:
+        raise InvalidInput("body contains a NUL character.", fields={"body": ["NUL characters are not allowed."]})
+    body = body.strip()
+    if not body:
+        raise InvalidInput("body is empty.", fields={"body": ["This field may not be blank."]})
+    limit = settings.COMMENTS_MAX_BODY
+    if len(body) > limit:
+        raise InvalidInput(
+            f"body is longer than {limit} characters.",
+            fields={"body": [f"Ensure this field has no more than {limit} characters."]},
+        )
+    return body
+
+
+def _resolve_mentions(body: str) -> list[dict]:
+    names = parse_mentions(body, settings.COMMENTS_MAX_MENTIONS)
+    if not names:
+        return []
+    from django.db.models.functions import Lower
+
+    users = (
+        User.objects.annotate(lname=Lower("username"))
+        .filter(lname__in=[n.lower() for n in names], is_active=True)
+        .only("id", "username")
+    )
+    by_name = {u.username.lower(): u.id for u in users}
+    return [{"id": by_name[n.lower()], "name": n} for n in names if n.lower() in by_name]
+
+
+def _initial_status(site: Site, author: User, is_moderator: bool) -> str:
+    if site.moderation == ModerationPolicy.PRE and not is_moderator:
+        return Status.PENDING
+    return Status.PUBLISHED
+
+
+# --- counters ------------------------------------------------------------------------------
+
+
+def _apply_count_delta(comment: Comment, delta: int) -> None:
+    """Add ``delta`` (+1/-1) to every counter ``comment`` takes part in.
+
+    Call inside the transaction that changes the comment, after locking its subject row.
+    """
+    top_level = comment.depth == 0
+    Subject.objects.filter(pk=comment.subject_id).update(
+        comment_count=F("comment_count") + delta,
+        root_count=F("root_count") + (delta if top_level else 0),
+    )
+    if top_level:
+        return
+    ancestors = comment.ancestor_ids()
+    direct_parents = {comment.root_id, comment.reply_to_id}
+    Comment.objects.filter(pk__in=set(ancestors) | direct_parents).update(
+        descendant_count=F("descendant_count")
+        + Case(When(pk__in=ancestors, then=Value(delta)), default=Value(0)),
+        reply_count=F("reply_count")
+        + Case(When(pk__in=direct_parents, then=Value(delta)), default=Value(0)),
+    )
+
+
+def _next_value(table: str, column: str, row_id: int) -> int:
+    """Increment a sequence column and return its new value in one statement (this also takes
+    the row lock, so concurrent writers queue)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET {column} = {column} + 1 WHERE id = %s RETURNING {column}",
+            [row_id],
+        )
+        return cursor.fetchone()[0]
+
+
+def _lock_subject(subject_id: int) -> None:
+    list(Subject.objects.select_for_update().filter(pk=subject_id).values_list("pk", flat=True))
+
+
+# --- comments ------------------------------------------------------------------------------
+
+
+def comment_create(
+    *,
+    subject: Subject,
+    author: User,
+    body: object,
+    reply_to_id: int | None = None,
+    visibility: str = Visibility.PUBLIC,
+    author_ip: str | None = None,
+    user_agent: str = "",
+    created_at: datetime | None = None,
+) -> Comment:
+    """Post a comment: validate, check, render, then floor + insert + counters in one
+    transaction. Raises a ``CommentsError`` subclass for anything the caller must refuse."""
+    body = check_body(body)
+    if visibility not in Visibility.values:
+        raise InvalidInput("Unknown visibility.", fields={"visibility": [f"Must be one of {Visibility.values}."]})
+    if subject.state != SubjectState.OPEN:
+        raise SubjectClosed()
+    site = subject.site
+    viewer = viewer_for(author, site)
+    parent = None
+    if reply_to_id is not None:
+        parent = (
+            Comment.objects.select_related("author").filter(pk=reply_to_id).first()
+        )
+        if parent is None:
+            raise NotFound("The comment replied to does not exist.")
+        if parent.subject_id != subject.id:
+            raise InvalidInput(
+                "reply_to_id belongs to another subject.",
+                fields={"reply_to_id": ["The comment replied to is in another subject."]},
+            )
+        if parent.status in GONE_STATUSES or not can_see(viewer, parent):
+            raise NotFound("The comment replied to does not exist.")
+
+    check = hooks.ContentCheck(site=site, subject=subject, author=author, body=body, is_moderator=viewer.is_moderator)
+    decision = hooks.run_content_checks(
+        check, hooks.ContentDecision(status=_initial_status(site, author, viewer.is_moderator), body=body)
+    )
+    html = render_markdown(decision.body)
+    mentions = _resolve_mentions(decision.body)
+    comment_id = new_id()
+    now = created_at or timezone.now()
+
+    with transaction.atomic():
+        if parent is None:
+            # Taking the next floor locks the subject row: the lock order's first step.
+            floor = _next_value("comment_subject", "floor_seq", subject.id)
+            path, depth, root_id = paths.encode_step(comment_id), 0, None
+        else:
+            _lock_subject(subject.id)
+            root_id = parent.root_id or parent.id
+            floor = _next_value("comment_index", "reply_floor_seq", root_id)
+            if parent.depth >= settings.COMMENTS_MAX_DEPTH:
+                # At the depth cap a reply is stored as its target's sibling; reply_to still
+                # names the target, so "reply to @name" stays right.
+                path = paths.child_path(paths.parent_path(parent.path), comment_id)
+                depth = parent.depth
+            else:
+                path = paths.child_path(parent.path, comment_id)
+                depth = parent.depth + 1
+        comment = Comment.objects.create(
+            id=comment_id,
+            subject_id=subject.id,
+            author=author,
+            reply_to=parent,
+            root_id=root_id,
+            path=path,
+            depth=depth,
+            floor=floor,
+            status=decision.status,
+            visibility=visibility,
+            created_at=now,
+        )
+        CommentContent.objects.create(
+            comment=comment,
+            subject_id=subject.id,
+            body=decision.body,
+            html=html,
+            mentions=mentions,
+            author_ip=author_ip,
+            user_agent=(user_agent or "")[:512],
+        )
+        if is_counted(comment.status, comment.visibility):
+            _apply_count_delta(comment, +1)
+        transaction.on_commit(
+            lambda: hooks.comment_posted.send(
+                sender=Comment, comment_id=comment.id, subject_id=subject.id,
+                status=comment.status, reasons=decision.reasons,
+            )
+        )
+    comment.subject = subject
+    return comment
+
+
+def comment_set_status(
+    *, comment_id: int, to_status: str, actor: User | None = None
+) -> tuple[Comment, str]:
+    """The one status transition of the product: moves a comment to ``to_status`` and keeps
+    every counter right. Returns ``(comment, from_status)``; a no-op when already there.
+
+    Runs in its own transaction, or joins the caller's (moderation writes its audit entry in
+    the same one)."""
+    if to_status not in Status.values:
+        raise InvalidInput(f"Unknown status {to_status!r}.")
+    with transaction.atomic():
+        subject_id = Comment.objects.filter(pk=comment_id).values_list("subject_id", flat=True).first()
+        if subject_id is None:
+            raise NotFound()
+        _lock_subject(subject_id)
+        comment = Comment.objects.select_for_update().get(pk=comment_id)
+        from_status = comment.status
+        if from_status == to_status:
+            return comment, from_status
+        was = is_counted(from_status, comment.visibility)
+        now = is_counted(to_status, comment.visibility)
+        updates = {"status": to_status}
+        if to_status != Status.PUBLISHED:
+            # Flags belong to published comments only.
+            updates.update(pinned=False, featured=False)
+        Comment.objects.filter(pk=comment_id).update(**updates)
+        for name, value in updates.items():
+            setattr(comment, name, value)
+        if was != now:
+            _apply_count_delta(comment, +1 if now else -1)
+        transaction.on_commit(
+            lambda: hooks.comment_status_changed.send(
+                sender=Comment, comment_id=comment_id, subject_id=subject_id,
+                from_status=from_status, to_status=to_status, actor_id=getattr(actor, "pk", None),
+            )
+        )
+    return comment, from_status
+
+
+def comment_soft_delete(*, comment: Comment, actor: User) -> Comment:
+    """Delete as the author or a site moderator: the row stays (a placeholder while it has
+    visible replies) and counters drop."""
+    is_mod = is_site_moderator(actor, comment.subject.site)
+    if comment.author_id != actor.pk and not is_mod:
+        raise PermissionDenied("Only the author or a moderator may delete this comment.")
+    if comment.status in GONE_STATUSES:
+        return comment
+    updated, _ = comment_set_status(comment_id=comment.id, to_status=Status.DELETED, actor=actor)
+    return updated
+
+
+def comment_edit(*, comment: Comment, editor: User, body: object) -> Comment:
+    """The author edits within ``COMMENTS_EDIT_WINDOW`` seconds; the text is checked again and
+    may be sent back to review."""
+    if comment.author_id != editor.pk:
+        raise PermissionDenied("Only the author may edit this comment.")
+    if comment.status in GONE_STATUSES:
+        raise PermissionDenied("A deleted comment cannot be edited.")
+    window = timedelta(seconds=settings.COMMENTS_EDIT_WINDOW)
+    if timezone.now() - comment.created_at > window:
+        raise PermissionDenied("The edit window for this comment has passed.")
+    body = check_body(body)
+    subject = comment.subject
+    site = subject.site
+    viewer = viewer_for(editor, site)
+    check = hooks.ContentCheck(
+        site=site, subject=subject, author=editor, body=body, is_moderator=viewer.is_moderator, comment=comment
+    )
+    decision = hooks.run_content_checks(check, hooks.ContentDecision(status=comment.status, body=body))
+    html = render_markdown(decision.body)
+    mentions = _resolve_mentions(decision.body)
+    now = timezone.now()
+    with transaction.atomic():
+        CommentContent.objects.filter(pk=comment.id).update(body=decision.body, html=html, mentions=mentions)
+        Comment.objects.filter(pk=comment.id).update(edited_at=now)
+        if decision.status != comment.status:
+            comment, _ = comment_set_status(comment_id=comment.id, to_status=decision.status, actor=editor)
+        comment.edited_at = now
+        transaction.on_commit(
+            lambda: hooks.comment_edited.send(
+                sender=Comment, comment_id=comment.id, subject_id=comment.subject_id,
+                status=decision.status, reasons=decision.reasons,
+            )
+        )
+    comment.subject = subject
+    return comment
+
+
+# --- counters repair -----------------------------------------------------------------------
+
+
+@dataclass
+class ReconcileReport:
+    subject_id: int
+    fixed_subject: bool
+    fixed_comments: int
+
+
+def subject_reconcile_counters(*, subject_id: int) -> ReconcileReport:
+    """Recompute every denormalized counter of one subject from the rows, set-based, and
+    report what had drifted."""
+    from django.db.models import Count, OuterRef, Q, Subquery
+    from django.db.models.functions import Coalesce, Concat
+
+    counted = Q(status=Status.PUBLISHED, visibility=Visibility.PUBLIC)
+
+    def count_of(qs):
+        return Coalesce(
+            Subquery(qs.order_by().values("subject_id").annotate(n=Count("pk")).values("n")[:1]),
+            Value(0),
+        )
+
+    same_subject = Comment.objects.filter(counted, subject_id=OuterRef("subject_id"))
+    descendants = count_of(
+        same_subject.filter(path__gt=OuterRef("path"), path__lt=Concat(OuterRef("path"), Value(paths.SUBTREE_END)))
+    )
+    thread = count_of(same_subject.filter(root_id=OuterRef("pk")))
+    direct = count_of(same_subject.filter(reply_to_id=OuterRef("pk")))
+    with transaction.atomic():
+        _lock_subject(subject_id)
+        rows = Comment.objects.filter(subject_id=subject_id)
+        expected = rows.annotate(
+            want_desc=descendants,
+            want_replies=Case(When(depth=0, then=thread), default=direct),
+        )
+        drifted = [
+            (c.pk, c.want_desc, c.want_replies)
+            for c in expected.filter(~Q(descendant_count=F("want_desc")) | ~Q(reply_count=F("want_replies"))).only("pk")
+        ]
+        for pk, want_desc, want_replies in drifted:
+            Comment.objects.filter(pk=pk).update(descendant_count=want_desc, reply_count=want_replies)
+        totals = rows.aggregate(
+            comments=Count("pk", filter=counted), roots=Count("pk", filter=counted & Q(depth=0))
+        )
+        fixed_subject = bool(
+            Subject.objects.filter(pk=subject_id)
+            .exclude(comment_count=totals["comments"], root_count=totals["roots"])
+            .update(comment_count=totals["comments"], root_count=totals["roots"])
+        )
+    return ReconcileReport(subject_id=subject_id, fixed_subject=fixed_subject, fixed_comments=len(drifted))
+
+
+# --- subjects ------------------------------------------------------------------------------
+
+
+def subject_get_or_create(*, site: Site, key: str, title: str = "", url: str = "") -> tuple[Subject, bool]:
+    subject, created = Subject.objects.get_or_create(
+        site=site, key=key, defaults={"title": title, "url": url, "mode": site.default_mode}
+    )
+    subject.site = site
+    return subject, created
+
+
+def subject_update(*, subject: Subject, actor: User, mode: str | None = None, state: str | None = None, title: str | None = None) -> Subject:
+    """Change a subject's display mode, state or title; site moderators only. A mode is a view
+    over the same paths, so switching it moves no row."""
+    if not is_site_moderator(actor, subject.site):
+        raise PermissionDenied("Only moderators of this site may change the subject.")
+    changes = {}
+    if mode is not None:
+        changes["mode"] = Mode(mode)
+    if state is not None:
+        changes["state"] = SubjectState(state)
+    if title is not None:
+        changes["title"] = title
+    if changes:
+        Subject.objects.filter(pk=subject.pk).update(**changes)
+        for name, value in changes.items():
+            setattr(subject, name, value)
+    return subject
+
+
+# --- identity ------------------------------------------------------------------------------
+
+
+def _token_hash(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def token_issue(*, user: User, site: Site | None = None) -> tuple[str, ApiToken]:
+    raw = secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        key_hash=_token_hash(raw),
+        user=user,
+        site=site,
+        expires_at=timezone.now() + timedelta(seconds=settings.COMMENTS_TOKEN_TTL),
+    )
+    return raw, token
+
+
+def sso_user_upsert(*, site: Site, external_id: str, name: str, email: str = "", avatar: str = "") -> User:
+    """The local user for ``(site, external_id)``, created on first sight; name and avatar
+    follow the host site's latest payload."""
+    with transaction.atomic():
+        identity = (
+            ExternalIdentity.objects.select_for_update().select_related("user")
+            .filter(site=site, external_id=external_id).first()
+        )
+        if identity is None:
+            digest = hashlib.sha256(f"{site.pk}:{external_id}".encode()).hexdigest()[:20]
+            user = User.objects.create(username=f"sso-{site.key[:40]}-{digest}", display_name=name[:100], avatar_url=avatar[:1000])
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+            try:
+                with transaction.atomic():
+                    ExternalIdentity.objects.create(site=site, external_id=external_id, user=user, email=email)
+            except IntegrityError:
+                # A concurrent first sign-in won: use its user.
+                user.delete()
+                identity = ExternalIdentity.objects.select_related("user").get(site=site, external_id=external_id)
+                return identity.user
+            return user
+        user = identity.user
+        changed = []
+        if user.display_name != name[:100]:
+            user.display_name = name[:100]
+            changed.append("display_name")
+        if user.avatar_url != avatar[:1000]:
+            user.avatar_url = avatar[:1000]
+            changed.append("avatar_url")
+        if changed:
+            user.save(update_fields=changed)
+        if email and identity.email != email:
+            ExternalIdentity.objects.filter(pk=identity.pk).update(email=email)
+        return user
+
+
+# --- follows -------------------------------------------------------------------------------
+
+
+def follow_set(*, follower: User, followee_id: int, following: bool) -> tuple[bool, bool]:
+    """Follow or unfollow; idempotent. Returns ``(following, mutual)``."""
+    if followee_id == follower.pk:
+        raise InvalidInput("You cannot follow yourself.")
+    if not User.objects.filter(pk=followee_id, is_active=True).exists():
+        raise NotFound("Unknown user.")
+    if following:
+        Follow.objects.get_or_create(follower=follower, followee_id=followee_id)
+    else:
+        Follow.objects.filter(follower=follower, followee_id=followee_id).delete()
+    mutual = following and Follow.objects.filter(follower_id=followee_id, followee=follower).exists()
+    return following, mutual

@@ -1,0 +1,91 @@
+"""The one reader of environment variables: every setting that may change per deployment
+comes through here, so the embedded default needs no variable at all."""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str | None = None) -> str | None:
+    value = os.environ.get(name)
+    return default if value is None else value
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean, got {value!r}")
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def database_from_url(url: str) -> dict:
+    """Django DATABASES entry for a ``postgres://`` or ``sqlite:///`` URL.
+
+    Only the two engines the product supports; anything else is a configuration error rather
+    than a silent fallback.
+    """
+    parts = urlsplit(url)
+    options = dict(parse_qsl(parts.query))
+    if parts.scheme in {"postgres", "postgresql", "pgsql"}:
+        config = {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": unquote(parts.path.lstrip("/")),
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": unquote(parts.hostname or ""),
+            "PORT": str(parts.port or ""),
+            "CONN_MAX_AGE": int(options.pop("conn_max_age", 60)),
+            "CONN_HEALTH_CHECKS": True,
+            "OPTIONS": options,
+        }
+        return config
+    if parts.scheme == "sqlite":
+        # sqlite:///relative.db and sqlite:////absolute/path.db, as dj-database-url reads them.
+        path = unquote(parts.path[1:] if parts.path.startswith("//") else parts.path.lstrip("/"))
+        if parts.path.startswith("//"):
+            path = "/" + path.lstrip("/")
+        return sqlite_database(path or ":memory:")
+    raise ImproperlyConfigured(f"DATABASE_URL scheme {parts.scheme!r} is not supported")
+
+
+def sqlite_database(path: str) -> dict:
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": path,
+        "OPTIONS": {
+            # IMMEDIATE takes the write lock at BEGIN, so concurrent writers queue on the
+            # timeout instead of failing with "database is locked" when they upgrade.
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        },
+        "TEST": {"NAME": path + ".test" if path != ":memory:" else ""},
+    }

@@ -1,0 +1,15 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from comments.health import healthz
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/", include("comments.api.urls")),
+    path("healthz", healthz, name="healthz"),
+]
+
+handler400 = "comments.middleware.handler400"
+handler403 = "comments.middleware.handler403"
+handler404 = "comments.middleware.handler404"
+handler500 = "comments.middleware.handler500"

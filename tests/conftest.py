@@ -1,0 +1,58 @@
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from comments import services
+
+from .factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def api():
+    """An anonymous API client."""
+    return APIClient()
+
+
+@pytest.fixture
+def client_for():
+    """``client_for(user)``: an API client authenticated with a fresh bearer token."""
+
+    def make(user):
+        raw, _ = services.token_issue(user=user)
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+        return client
+
+    return make
+
+
+@pytest.fixture
+def user(db):
+    return UserFactory()
+
+
+@pytest.fixture
+def site(db):
+    return SiteFactory()
+
+
+@pytest.fixture
+def subject(site):
+    return SubjectFactory(site=site)
+
+
+@pytest.fixture
+def moderator(site):
+    mod = UserFactory(username="mod")
+    site.moderators.add(mod)
+    return mod
+
+
+__all__ = ["CommentFactory"]
