@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 from .env import database_from_url, env_bool, env_int, env_list, env_str, sqlite_database
 
@@ -55,6 +56,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "comments.middleware.ApiErrorMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -116,6 +118,9 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# A plain `celery -A config worker` consumes every queue; a bigger deployment runs workers per
+# queue with -Q likes / -Q moderation.
+CELERY_TASK_QUEUES = [Queue(name, routing_key=name) for name in ("default", "likes", "moderation")]
 CELERY_TASK_ROUTES = {
     "likes.*": {"queue": "likes"},
     "moderation.*": {"queue": "moderation"},
@@ -140,6 +145,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
+# WhiteNoise serves static files from the app server (the widget loader, the API docs' assets)
+# with far-future caching once collected; finders keep a fresh checkout working without
+# running collectstatic first.
+WHITENOISE_USE_FINDERS = True
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
