@@ -12,6 +12,7 @@ from typing import Iterable
 
 from django.conf import settings
 from django.core import signing
+from django.db import connection
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value, Window
 from django.db.models.functions import RowNumber
 
@@ -158,13 +159,27 @@ def subject_counts(site_key: str, keys: list[str]) -> dict[str, int]:
 
 
 _ROW_RELATED = ("author", "reply_to__author")
+# What a comment row needs of its users: never the password hash or e-mail.
+_USER_FIELDS = ("id", "username", "display_name", "avatar_url")
+_COMMENT_FIELDS = [f.name for f in Comment._meta.concrete_fields]
+_ROW_ONLY = (
+    *_COMMENT_FIELDS,
+    *(f"author__{f}" for f in _USER_FIELDS),
+    *(f"reply_to__{f}" for f in ("id", "status", "visibility", "author_id", "descendant_count")),
+    *(f"reply_to__author__{f}" for f in _USER_FIELDS),
+)
 
 
 def comment_for_viewer(comment_id: int, user) -> tuple[Comment, Viewer]:
     """One comment with its subject and site, and the viewer's role, in one query; ``NotFound``
     when the viewer may not see it (placeholders count as visible)."""
     comment = (
-        Comment.objects.select_related("subject__site", *_ROW_RELATED)
+        _rows(Comment.objects.select_related("subject__site"))
+        .only(
+            *_ROW_ONLY,
+            *(f"subject__{f.name}" for f in Subject._meta.concrete_fields),
+            *(f"subject__site__{f.name}" for f in Site._meta.concrete_fields),
+        )
         .annotate(viewer_is_moderator=_moderator_annotation(user, "subject__site_id"))
         .filter(pk=comment_id)
         .first()
@@ -278,7 +293,8 @@ class Page:
 
 
 def _rows(qs: QuerySet) -> QuerySet:
-    return qs.select_related(*_ROW_RELATED)
+    """Comment rows with what presenting them needs, in the same query."""
+    return qs.select_related(*_ROW_RELATED).only(*_ROW_ONLY)
 
 
 def _int_list(value, name="cursor") -> list[int]:
@@ -383,23 +399,30 @@ def _keyset_after(position: dict | None, kind=int):
 
 
 def _reply_previews(root_ids: list[int], viewer: Viewer, per_root: int) -> dict[int, list[Comment]]:
-    """Up to ``per_root`` hottest visible replies of each root (most likes, ties oldest), one
-    query with a window function."""
+    """Up to ``per_root`` hottest visible replies of each root (most likes, ties oldest), in one
+    query.
+
+    Where the database allows LIMIT inside a UNION (PostgreSQL), each root gets its own
+    ``ORDER BY like_count DESC, id LIMIT n`` branch that reads just ``n`` entries of the
+    ``comment_thread_by_likes`` index, however long the thread. Elsewhere (SQLite) a window
+    function ranks the replies of the page's roots.
+    """
     if not root_ids or per_root <= 0:
         return {}
-    ranked = (
-        Comment.objects.filter(visible_q(viewer), root_id__in=root_ids)
-        .annotate(
-            rank=Window(
-                RowNumber(),
-                partition_by=[F("root_id")],
-                order_by=[F("like_count").desc(), F("id").asc()],
-            )
+    replies = Comment.objects.filter(visible_q(viewer))
+    if connection.features.supports_slicing_ordering_in_compound:
+        branches = [
+            replies.filter(root_id=root_id).order_by("-like_count", "id").values("pk")[:per_root]
+            for root_id in root_ids
+        ]
+        chosen = _rows(Comment.objects.filter(pk__in=branches[0].union(*branches[1:], all=True)))
+    else:
+        ranked = replies.filter(root_id__in=root_ids).annotate(
+            rank=Window(RowNumber(), partition_by=[F("root_id")], order_by=[F("like_count").desc(), F("id").asc()])
         )
-        .filter(rank__lte=per_root)
-    )
+        chosen = _rows(ranked.filter(rank__lte=per_root))
     previews: dict[int, list[Comment]] = {}
-    for reply in _rows(ranked).order_by("root_id", "-like_count", "id"):
+    for reply in chosen.order_by("root_id", "-like_count", "id"):
         previews.setdefault(reply.root_id, []).append(reply)
     return previews
 
@@ -409,7 +432,7 @@ def list_two_level(
 ) -> Page:
     """List 1 of two-level mode: top-level comments, pinned first, then by ``sort``, each with
     its hottest replies."""
-    scope = f"two_level:{subject.pk}:{sort}:{replies}"
+    scope = f"two_level:{subject.pk}:{sort}"
     roots = Comment.objects.filter(visible_q(viewer), subject_id=subject.pk, depth=0)
     pinned_limit = settings.COMMENTS_PINNED_LIMIT
 

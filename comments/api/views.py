@@ -183,7 +183,6 @@ class SubjectCommentsView(ApiView):
             visibility=data["visibility"], author_ip=client_ip(request),
             user_agent=request.META.get("HTTP_USER_AGENT", ""),
         )
-        comment, viewer = queries.comment_for_viewer(comment.pk, request.user)
         return Response(queries.present_comments([comment], viewer)[comment.pk], status=status.HTTP_201_CREATED)
 
 
