@@ -89,3 +89,23 @@ def sqlite_database(path: str) -> dict:
         },
         "TEST": {"NAME": path + ".test" if path != ":memory:" else ""},
     }
+
+
+_PERIODS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
+
+
+def parse_rate_limits(text: str) -> dict[str, tuple[int, int]]:
+    """``"post=10/min,like=120/min"`` -> ``{"post": (10, 60), "like": (120, 60)}``;
+    ``"off"`` -> ``{}``."""
+    text = text.strip()
+    if text.lower() in {"off", "none", ""}:
+        return {}
+    limits = {}
+    for item in text.split(","):
+        try:
+            scope, rate = item.split("=")
+            count, period = rate.split("/")
+            limits[scope.strip()] = (int(count), _PERIODS[period.strip().lower()])
+        except (ValueError, KeyError):
+            raise ImproperlyConfigured(f"RATE_LIMITS entry {item!r} is not like 'post=10/min'") from None
+    return limits

@@ -12,7 +12,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
-from .env import database_from_url, env_bool, env_int, env_list, env_str, sqlite_database
+from .env import database_from_url, env_bool, env_int, env_list, env_str, parse_rate_limits, sqlite_database
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("COMMENTS_VAR_DIR", str(BASE_DIR / "var")))
@@ -144,7 +144,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT", str(VAR_DIR / "static")))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # WhiteNoise serves static files from the app server (the widget loader, the API docs' assets)
 # with far-future caching once collected; finders keep a fresh checkout working without
 # running collectstatic first.
@@ -192,6 +193,9 @@ COMMENTS_HOT_LIMIT = env_int("COMMENTS_HOT_LIMIT", 20)
 COMMENTS_PINNED_LIMIT = env_int("COMMENTS_PINNED_LIMIT", 5)
 COMMENTS_TOKEN_TTL = env_int("COMMENTS_TOKEN_TTL", 30 * 24 * 3600)
 COMMENTS_MAX_MENTIONS = env_int("COMMENTS_MAX_MENTIONS", 20)
+
+# Per-user rate limits; RATE_LIMITS=off turns them off (load tests).
+RATE_LIMITS = parse_rate_limits(env_str("RATE_LIMITS", "post=10/min,like=120/min,report=20/h,login=10/min"))
 
 LOGGING = {
     "version": 1,

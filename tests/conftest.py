@@ -8,6 +8,12 @@ from .factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
 
 
 @pytest.fixture(autouse=True)
+def _no_rate_limits(settings):
+    """Tests post fast; the rate-limit tests turn limits back on explicitly."""
+    settings.RATE_LIMITS = {}
+
+
+@pytest.fixture(autouse=True)
 def _clear_cache():
     cache.clear()
     yield

@@ -95,6 +95,10 @@ class TokenOut(serializers.Serializer):
     user = UserOut()
 
 
+class CsrfOut(serializers.Serializer):
+    csrf_token = serializers.CharField()
+
+
 class SubjectOut(serializers.Serializer):
     id = serializers.IntegerField()
     site = serializers.CharField(source="site.key")

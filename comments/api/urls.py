@@ -26,6 +26,7 @@ register_converter(IdConverter, "id")
 urlpatterns = [
     path("auth/token", views.TokenView.as_view(), name="auth-token"),
     path("auth/sso", views.SsoView.as_view(), name="auth-sso"),
+    path("auth/csrf", views.CsrfView.as_view(), name="auth-csrf"),
     path("me", views.MeView.as_view(), name="me"),
     path("subjects", views.SubjectsView.as_view(), name="subjects"),
     path("subjects/lookup", views.SubjectLookupView.as_view(), name="subject-lookup"),

@@ -4,6 +4,7 @@ query, and returns what it got; no rule lives here."""
 from __future__ import annotations
 
 from django.contrib.auth import authenticate
+from django.middleware.csrf import get_token
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
@@ -13,6 +14,7 @@ from rest_framework.views import APIView
 from .. import queries, services
 from ..exceptions import NotAuthenticated, NotFound
 from ..sso import verify_payload
+from ..throttling import throttles
 from . import serializers as s
 
 ERRORS = {
@@ -68,6 +70,9 @@ class ApiView(APIView):
 class TokenView(ApiView):
     authentication_classes: list = []
 
+    def get_throttles(self):
+        return throttles("login")
+
     @extend_schema(request=s.TokenIn, responses={200: s.TokenOut, **_errors(400, 401)}, summary="Log in with a password")
     def post(self, request):
         data = validated(s.TokenIn, request.data)
@@ -79,6 +84,9 @@ class TokenView(ApiView):
 
 class SsoView(ApiView):
     authentication_classes: list = []
+
+    def get_throttles(self):
+        return throttles("login")
 
     @extend_schema(request=s.SsoIn, responses={200: s.TokenOut, **_errors(400, 401)}, summary="Sign in with a host site's SSO payload")
     def post(self, request):
@@ -92,6 +100,14 @@ class SsoView(ApiView):
             site=site, external_id=claims.external_id, name=claims.name, email=claims.email, avatar=claims.avatar
         )
         return token_response(user, site)
+
+
+class CsrfView(ApiView):
+    """For same-origin pages using the session: sets the CSRF cookie and returns its value."""
+
+    @extend_schema(responses={200: s.CsrfOut}, summary="Get a CSRF token for session requests")
+    def get(self, request):
+        return Response({"csrf_token": get_token(request)})
 
 
 class MeView(ApiView):
@@ -161,6 +177,9 @@ def _page(page) -> Response:
 
 
 class SubjectCommentsView(ApiView):
+    def get_throttles(self):
+        return throttles("post") if self.request.method == "POST" else []
+
     @extend_schema(parameters=[s.CommentListParams], responses={200: s.CommentPageOut, **_errors(400, 404)}, summary="List a subject's comments in a display mode")
     def get(self, request, subject_id: int):
         params = query_params(request, s.CommentListParams)

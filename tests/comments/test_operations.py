@@ -1,0 +1,61 @@
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from rest_framework.test import APIClient
+
+from config.env import database_from_url, parse_rate_limits
+
+from ..factories import UserFactory
+
+
+def test_rate_limits_are_read_from_one_setting():
+    assert parse_rate_limits("post=10/min,like=120/min,report=20/h,login=10/min") == {
+        "post": (10, 60), "like": (120, 60), "report": (20, 3600), "login": (10, 60),
+    }
+    assert parse_rate_limits("off") == {}
+    with pytest.raises(ImproperlyConfigured):
+        parse_rate_limits("post=ten/min")
+
+
+def test_database_urls_map_to_django_settings():
+    pg = database_from_url("postgres://u:p%40ss@db.example:6543/comments")
+    assert (pg["ENGINE"], pg["NAME"], pg["USER"], pg["PASSWORD"], pg["HOST"], pg["PORT"]) == (
+        "django.db.backends.postgresql", "comments", "u", "p@ss", "db.example", "6543",
+    )
+    assert database_from_url("sqlite:////var/lib/c.db")["NAME"] == "/var/lib/c.db"
+    with pytest.raises(ImproperlyConfigured):
+        database_from_url("mysql://x@y/z")
+
+
+def test_posting_over_the_rate_limit_is_429_with_retry_after(settings, client_for, subject):
+    settings.RATE_LIMITS = {"post": (2, 60)}
+    client = client_for(UserFactory())
+    url = f"/api/v1/subjects/{subject.id}/comments"
+    assert [client.post(url, {"body": f"c{i}"}, format="json").status_code for i in range(2)] == [201, 201]
+    refused = client.post(url, {"body": "one too many"}, format="json")
+    assert refused.status_code == 429
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    # reading is not limited, and another user has their own budget
+    assert client.get(url).status_code == 200
+    assert client_for(UserFactory()).post(url, {"body": "mine"}, format="json").status_code == 201
+
+
+def test_login_attempts_are_rate_limited(settings, db):
+    settings.RATE_LIMITS = {"login": (3, 60)}
+    client = APIClient()
+    codes = [client.post("/api/v1/auth/token", {"username": "x", "password": "y"}, format="json").status_code for _ in range(4)]
+    assert codes == [401, 401, 401, 429]
+
+
+def test_session_clients_need_the_csrf_token(subject):
+    user = UserFactory()
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(user)
+    url = f"/api/v1/subjects/{subject.id}/comments"
+    refused = client.post(url, {"body": "no token"}, format="json")
+    assert refused.status_code == 403
+    assert refused.json()["error"]["code"] == "permission_denied"
+    token = client.get("/api/v1/auth/csrf").json()["csrf_token"]
+    assert client.cookies.get("csrftoken") is not None
+    accepted = client.post(url, {"body": "with token"}, format="json", HTTP_X_CSRFTOKEN=token)
+    assert accepted.status_code == 201, accepted.content
