@@ -174,7 +174,7 @@ class Comment(models.Model):
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="thread",
         db_index=False,
     )
-    path = PathField(max_length=paths.max_path_length(settings.COMMENTS_MAX_DEPTH))
+    path = PathField(max_length=paths.max_path_length(paths.MAX_DEPTH_SUPPORTED))
     depth = models.PositiveSmallIntegerField(default=0)
     floor = models.PositiveIntegerField()
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PUBLISHED)

@@ -11,6 +11,10 @@ from __future__ import annotations
 import string
 
 STEP = 11
+# The deepest tree the path column can hold: COMMENTS_MAX_DEPTH may be set lower, never higher
+# (the column width is part of the schema, not a runtime setting; 129 steps also stay under
+# PostgreSQL's B-tree entry size limit).
+MAX_DEPTH_SUPPORTED = 128
 DIGITS = string.digits + string.ascii_lowercase
 SUBTREE_END = "~"
 

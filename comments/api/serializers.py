@@ -56,11 +56,6 @@ class SubjectIn(serializers.Serializer):
     title = StrictCharField(max_length=300, required=False, allow_blank=True, default="")
     url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
 
-    def validate_url(self, value):
-        if not isinstance(self.initial_data.get("url", ""), str):
-            raise serializers.ValidationError("Must be a string.")
-        return value
-
 
 class SubjectPatchIn(serializers.Serializer):
     mode = serializers.ChoiceField(choices=Mode.values, required=False)
