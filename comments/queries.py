@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core import signing
 from django.db import connection
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value, Window
-from django.db.models.functions import RowNumber
+from django.db.models.functions import Concat, RowNumber
 
 from . import hooks, paths
 from .exceptions import InvalidInput, NotFound
@@ -90,8 +90,32 @@ def friend_ids_query(user_id: int) -> QuerySet:
     return Follow.objects.filter(follower_id=user_id, followee_id__in=followers).values("followee_id")
 
 
+def _seen_only_by_me_q(me: int) -> Q:
+    """Rows visible to user ``me`` beyond the public ones: their own (any live status) and
+    friends-only comments of mutual followers."""
+    return Q(author_id=me, status__in=[Status.PUBLISHED, Status.PENDING, Status.SHADOW]) | Q(
+        status=Status.PUBLISHED, visibility=Visibility.FRIENDS, author_id__in=friend_ids_query(me)
+    )
+
+
+def _descendants_seen_only_by(me: int, outer: str = "") -> QuerySet:
+    """Descendants (of the row ``OuterRef(outer + "path")``) that only ``me`` and their friends
+    see, which ``descendant_count`` (public only) does not count."""
+    return Comment.objects.filter(
+        _seen_only_by_me_q(me),
+        subject_id=OuterRef(outer + "subject_id"),
+        path__gt=OuterRef(outer + "path"),
+        path__lt=Concat(OuterRef(outer + "path"), Value(paths.SUBTREE_END)),
+    )
+
+
 def visible_q(viewer: Viewer) -> Q:
-    """Rows a viewer may see, placeholders included (content is masked when presented)."""
+    """Rows a viewer may see, placeholders included (content is masked when presented).
+
+    A deleted or rejected comment stays as a placeholder while its subtree holds anything this
+    viewer sees: public comments (counted in ``descendant_count``) or, for a signed-in viewer,
+    their own and their friends' comments (an ``Exists`` over the path range, evaluated only
+    for gone rows without public descendants)."""
     if viewer.is_moderator:
         return Q()
     visible = Q(status=Status.PUBLISHED, visibility=Visibility.PUBLIC) | Q(
@@ -99,10 +123,8 @@ def visible_q(viewer: Viewer) -> Q:
     )
     if viewer.user is not None:
         me = viewer.user.pk
-        visible |= Q(author_id=me, status__in=[Status.PUBLISHED, Status.PENDING, Status.SHADOW])
-        visible |= Q(
-            status=Status.PUBLISHED, visibility=Visibility.FRIENDS, author_id__in=friend_ids_query(me)
-        )
+        visible |= _seen_only_by_me_q(me)
+        visible |= Q(status__in=GONE_STATUSES, descendant_count=0) & Q(Exists(_descendants_seen_only_by(me)))
     return visible
 
 
@@ -111,7 +133,15 @@ def can_see(viewer: Viewer, comment: Comment) -> bool:
     if viewer.is_moderator:
         return True
     if comment.status in GONE_STATUSES:
-        return comment.descendant_count > 0
+        if comment.descendant_count > 0:
+            return True
+        if viewer.user is None:
+            return False
+        return (
+            Comment.objects.filter(pk=comment.pk)
+            .filter(Exists(_descendants_seen_only_by(viewer.user.pk)))
+            .exists()
+        )
     own = viewer.user is not None and comment.author_id == viewer.user.pk
     if comment.status in (Status.PENDING, Status.SHADOW):
         return own

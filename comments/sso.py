@@ -7,6 +7,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import math
 import time
 from dataclasses import dataclass
 
@@ -28,18 +29,33 @@ def sign_payload(secret: str, claims: dict) -> str:
     return f"{body}.{hmac.new(secret.encode(), body.encode(), hashlib.sha256).hexdigest()}"
 
 
+def _storable_text(value) -> bool:
+    """A string the database can store: no NUL, no lone surrogate (JSON allows ``"\\ud800"``)."""
+    if not isinstance(value, str) or "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def verify_payload(site: Site, payload: str, *, now: float | None = None) -> SsoClaims:
     """The claims of a payload signed with ``site``'s secret; ``NotAuthenticated`` otherwise."""
     refuse = NotAuthenticated("Invalid SSO payload.")
     if not site.sso_secret or not isinstance(payload, str) or payload.count(".") != 1:
         raise refuse
     body, signature = payload.split(".")
-    expected = hmac.new(site.sso_secret.encode(), body.encode(), hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, signature):
+    try:
+        body_bytes, signature_bytes = body.encode("ascii"), signature.encode("ascii")
+    except UnicodeEncodeError:
+        raise refuse from None
+    expected = hmac.new(site.sso_secret.encode(), body_bytes, hashlib.sha256).hexdigest().encode()
+    if not hmac.compare_digest(expected, signature_bytes):
         raise refuse
     try:
-        claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode("utf-8"))
-    except (binascii.Error, ValueError, UnicodeError):
+        claims = json.loads(base64.urlsafe_b64decode(body_bytes + b"=" * (-len(body_bytes) % 4)).decode("utf-8"))
+    except (binascii.Error, ValueError, UnicodeError, RecursionError):
         raise refuse from None
     if not isinstance(claims, dict):
         raise refuse
@@ -47,12 +63,11 @@ def verify_payload(site: Site, payload: str, *, now: float | None = None) -> Sso
     email, avatar = claims.get("email") or "", claims.get("avatar") or ""
     if isinstance(external_id, int) and not isinstance(external_id, bool):
         external_id = str(external_id)
+    texts = (external_id, name, email, avatar)
     if (
-        not isinstance(external_id, str) or not 0 < len(external_id) <= 255 or "\x00" in external_id
-        or not isinstance(name, str) or "\x00" in name
-        or not isinstance(exp, (int, float)) or isinstance(exp, bool)
-        or not isinstance(email, str) or not isinstance(avatar, str)
-        or "\x00" in email or "\x00" in avatar
+        not all(_storable_text(t) for t in texts)
+        or not 0 < len(external_id) <= 255
+        or not isinstance(exp, (int, float)) or isinstance(exp, bool) or not math.isfinite(exp)
     ):
         raise refuse
     if exp <= (time.time() if now is None else now):

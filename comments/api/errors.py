@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
@@ -60,6 +61,12 @@ def exception_handler(exc, context):
     if isinstance(exc, CommentsError):
         set_rollback()
         return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status)
+    if isinstance(exc, RequestDataTooBig):
+        set_rollback()
+        return Response(error_body("payload_too_large", "The request body is too large."), status=413)
+    if isinstance(exc, SuspiciousOperation):
+        set_rollback()
+        return Response(error_body("invalid", "Bad request."), status=400)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

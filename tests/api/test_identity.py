@@ -225,3 +225,37 @@ def test_an_expired_token_is_not_authenticated(api, user):
     type(token).objects.filter(pk=token.pk).update(expires_at=timezone.now())
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
     assert_error(api.get(f"{API}/me"), 401, "not_authenticated")
+
+
+@pytest.mark.parametrize("field", ["id", "name", "email", "avatar"])
+def test_an_sso_payload_with_a_lone_surrogate_is_refused_not_a_server_error(api, site, field):
+    value = {"id": "host-\ud800", "name": "Ada \ud800", "email": "a\ud800@host.example",
+             "avatar": "https://host.example/\ud800.png"}[field]
+    response = sso(api, site.key, sign_payload(SECRET, claims(**{field: value})))
+    assert response.status_code in (200, 401), (response.status_code, response.content[:300])
+    if response.status_code == 401:
+        assert_error(response, 401, "not_authenticated")
+    else:
+        response.json()["user"]["name"].encode("utf-8")  # whatever was kept is valid text
+
+
+# --- session authentication ----------------------------------------------------------------
+
+
+def test_a_session_user_is_authenticated_and_writes_need_the_csrf_token(user, subject):
+    from rest_framework.test import APIClient
+
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(user)
+    me = client.get(f"{API}/me")
+    assert me.status_code == 200 and me.json()["id"] == user.pk
+    refused = client.post(f"{API}/subjects/{subject.pk}/comments", {"body": "x"}, format="json")
+    assert_error(refused, 403, "permission_denied")
+    from django.middleware.csrf import get_token
+    from django.test import RequestFactory
+
+    request = RequestFactory().get("/")
+    token = get_token(request)
+    client.cookies["csrftoken"] = request.META["CSRF_COOKIE"]
+    accepted = client.post(f"{API}/subjects/{subject.pk}/comments", {"body": "x"}, format="json", HTTP_X_CSRFTOKEN=token)
+    assert accepted.status_code == 201, accepted.content
