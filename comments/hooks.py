@@ -4,7 +4,7 @@ without the core importing them (DESIGN.md: ``comments`` never imports its neigh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import django.dispatch
 
@@ -60,21 +60,22 @@ def run_content_checks(check: ContentCheck, initial: ContentDecision) -> Content
     return decision
 
 
-# Like state for a page of comments. The likes app registers a provider; without one,
-# ``like_count`` comes from the row and nothing is liked.
-LikeStateProvider = Callable[["User | None", list["Comment"]], tuple[dict[int, int], set[int]]]
-_like_state_provider: list[LikeStateProvider] = []
+# Whether the viewer likes each comment of a page. The likes app registers a function that
+# returns an expression over ``comment_content`` rows (``OuterRef("comment_id")``), so the
+# answer rides along with the content query instead of costing a query of its own. Without
+# one, nothing is liked.
+LikedAnnotation = Callable[["User"], Any]
+_liked_annotation: list[LikedAnnotation] = []
 
 
-def register_like_state_provider(provider: LikeStateProvider) -> None:
-    _like_state_provider[:] = [provider]
+def register_liked_annotation(factory: LikedAnnotation) -> None:
+    _liked_annotation[:] = [factory]
 
 
-def like_state(viewer, comments) -> tuple[dict[int, int], set[int]]:
-    """``({comment_id: like_count}, {ids the viewer likes})`` for ``comments``."""
-    if _like_state_provider and comments:
-        return _like_state_provider[0](viewer, comments)
-    return {c.id: c.like_count for c in comments}, set()
+def liked_annotation(user) -> Any | None:
+    if not _liked_annotation or user is None:
+        return None
+    return _liked_annotation[0](user)
 
 
 # Sent after the transaction that made the change commits; receivers get ids, not rows.

@@ -189,28 +189,73 @@ def subject_counts(site_key: str, keys: list[str]) -> dict[str, int]:
     return {key: found.get(key, 0) for key in keys}
 
 
-_ROW_RELATED = ("author", "reply_to__author")
 # What a comment row needs of its users: never the password hash or e-mail.
 _USER_FIELDS = ("id", "username", "display_name", "avatar_url")
-_COMMENT_FIELDS = [f.name for f in Comment._meta.concrete_fields]
-_ROW_ONLY = (
-    *_COMMENT_FIELDS,
-    *(f"author__{f}" for f in _USER_FIELDS),
-    *(f"reply_to__{f}" for f in ("id", "status", "visibility", "author_id", "descendant_count")),
-    *(f"reply_to__author__{f}" for f in _USER_FIELDS),
-)
+_ROW_ONLY = (*(f.name for f in Comment._meta.concrete_fields), *(f"author__{f}" for f in _USER_FIELDS))
+# The replied-to comment is needed only for its author's public face and its visibility:
+# plain columns of the same join, so no second and third model instance per row.
+_REPLY_TARGET = {
+    "rt_status": F("reply_to__status"),
+    "rt_visibility": F("reply_to__visibility"),
+    "rt_descendant_count": F("reply_to__descendant_count"),
+    "rt_author_id": F("reply_to__author_id"),
+    "rt_author_username": F("reply_to__author__username"),
+    "rt_author_display_name": F("reply_to__author__display_name"),
+    "rt_author_avatar_url": F("reply_to__author__avatar_url"),
+}
+
+
+@dataclass
+class _UserFace:
+    """What public output shows of a user, without loading the user row."""
+
+    pk: int
+    username: str
+    display_name: str
+    avatar_url: str
+
+    @property
+    def public_name(self) -> str:
+        return self.display_name or self.username
+
+
+@dataclass
+class _ReplyTarget:
+    """The fields of a replied-to comment that ``can_see`` and ``present_user`` read."""
+
+    pk: int
+    status: str
+    visibility: str
+    descendant_count: int
+    author_id: int | None
+    author: _UserFace | None
+
+
+def _reply_target(c: Comment) -> _ReplyTarget | Comment | None:
+    if c.reply_to_id is None:
+        return None
+    if not hasattr(c, "rt_status"):
+        return c.reply_to  # a row loaded another way (e.g. just created)
+    author = None
+    if c.rt_author_id is not None:
+        author = _UserFace(
+            pk=c.rt_author_id, username=c.rt_author_username,
+            display_name=c.rt_author_display_name, avatar_url=c.rt_author_avatar_url,
+        )
+    return _ReplyTarget(
+        pk=c.reply_to_id, status=c.rt_status, visibility=c.rt_visibility,
+        descendant_count=c.rt_descendant_count, author_id=c.rt_author_id, author=author,
+    )
 
 
 def comment_for_viewer(comment_id: int, user) -> tuple[Comment, Viewer]:
     """One comment with its subject and site, and the viewer's role, in one query; ``NotFound``
     when the viewer may not see it (placeholders count as visible)."""
     comment = (
-        _rows(Comment.objects.select_related("subject__site"))
-        .only(
-            *_ROW_ONLY,
+        _rows(Comment.objects.select_related("subject__site"), extra_only=(
             *(f"subject__{f.name}" for f in Subject._meta.concrete_fields),
             *(f"subject__site__{f.name}" for f in Site._meta.concrete_fields),
-        )
+        ))
         .annotate(viewer_is_moderator=_moderator_annotation(user, "subject__site_id"))
         .filter(pk=comment_id)
         .first()
@@ -226,7 +271,7 @@ def comment_for_viewer(comment_id: int, user) -> tuple[Comment, Viewer]:
 # --- presenting ----------------------------------------------------------------------------
 
 
-def present_user(user: User | None) -> dict | None:
+def present_user(user: "User | _UserFace | None") -> dict | None:
     if user is None:
         return None
     return {"id": user.pk, "name": user.public_name, "avatar": user.avatar_url or None}
@@ -251,21 +296,24 @@ def _shown_status(viewer: Viewer, comment: Comment) -> str:
 
 
 def present_comments(rows: Iterable[Comment], viewer: Viewer) -> dict[int, dict]:
-    """API-shaped dicts for ``rows`` (two queries at most: contents, like state)."""
+    """API-shaped dicts for ``rows``: one query for contents (and the viewer's likes)."""
     rows = list({c.pk: c for c in rows}.values())
     readable = [c.pk for c in rows if not _is_placeholder(viewer, c)]
-    contents = {
-        c.pk: c
-        for c in CommentContent.objects.filter(pk__in=readable).only("comment_id", "body", "html")
-    } if readable else {}
-    counts, liked = hooks.like_state(viewer.user, rows)
+    contents = {}
+    if readable:
+        query = CommentContent.objects.filter(pk__in=readable).only("comment_id", "body", "html")
+        liked_expression = hooks.liked_annotation(viewer.user)
+        if liked_expression is not None:
+            query = query.annotate(liked=liked_expression)
+        contents = {c.pk: c for c in query}
+    liked = {pk for pk, c in contents.items() if getattr(c, "liked", False)}
     out = {}
     for c in rows:
         placeholder = _is_placeholder(viewer, c)
         content = contents.get(c.pk)
         reply_to = None
+        target = _reply_target(c)
         if c.reply_to_id is not None:
-            target = c.reply_to
             reply_to = {
                 "id": c.reply_to_id,
                 "author": None if target is None or _is_placeholder(viewer, target) else present_user(target.author),
@@ -285,7 +333,7 @@ def present_comments(rows: Iterable[Comment], viewer: Viewer) -> dict[int, dict]
             "visibility": c.visibility,
             "pinned": c.pinned,
             "featured": c.featured,
-            "like_count": counts.get(c.pk, c.like_count),
+            "like_count": c.like_count,
             "liked": c.pk in liked,
             "reply_count": c.reply_count,
             "created_at": c.created_at,
@@ -323,9 +371,9 @@ class Page:
     next_cursor: str | None
 
 
-def _rows(qs: QuerySet) -> QuerySet:
+def _rows(qs: QuerySet, extra_only: tuple = ()) -> QuerySet:
     """Comment rows with what presenting them needs, in the same query."""
-    return qs.select_related(*_ROW_RELATED).only(*_ROW_ONLY)
+    return qs.select_related("author").only(*_ROW_ONLY, *extra_only).annotate(**_REPLY_TARGET)
 
 
 def _int_list(value, name="cursor") -> list[int]:

@@ -8,6 +8,6 @@ class LikesConfig(AppConfig):
     def ready(self) -> None:
         from comments import hooks
 
-        from .queries import like_state_from_database
+        from .queries import liked_by
 
-        hooks.register_like_state_provider(like_state_from_database)
+        hooks.register_liked_annotation(liked_by)

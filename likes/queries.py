@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
+from django.db.models import Exists, OuterRef
+
 from .models import Like
 
 
-def like_state_from_database(viewer, comments) -> tuple[dict[int, int], set[int]]:
-    """Counts from the comment rows; the viewer's likes among them in one query."""
-    counts = {c.pk: c.like_count for c in comments}
-    if viewer is None or not getattr(viewer, "is_authenticated", False):
-        return counts, set()
-    liked = set(
-        Like.objects.filter(user_id=viewer.pk, comment_id__in=list(counts)).values_list("comment_id", flat=True)
-    )
-    return counts, liked
+def liked_by(user) -> Exists:
+    """Over ``comment_content`` rows: does ``user`` like that comment?"""
+    return Exists(Like.objects.filter(comment_id=OuterRef("comment_id"), user_id=user.pk))
