@@ -57,10 +57,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--users", type=int, default=1_000, help="bench users (1000)")
     parser.add_argument("--likes", type=int, default=1_000_000, help="likes over the subject (1000000)")
     parser.add_argument("--seed", type=int, default=42, help="random seed of the dataset (42)")
+    parser.add_argument(
+        "--background-comments", type=int, default=100_000,
+        help="comments of other subjects in the same tables (100000; 0 for none)",
+    )
+    parser.add_argument("--background-subjects", type=int, default=1_000, help="other subjects (1000)")
     parser.add_argument("--iterations", type=int, default=300, help="timed requests per scenario and viewer (300)")
     parser.add_argument("--warmup", type=int, default=20, help="untimed requests before each timed run (20)")
     parser.add_argument("--deep-page", type=int, default=500, help="the deep page reached by cursor (500)")
     parser.add_argument("--reseed", action="store_true", help="rebuild the dataset even if it is present")
+    parser.add_argument(
+        "--check-counters", action="store_true",
+        help="run subject_reconcile_counters on a reused dataset too (always done after seeding)",
+    )
     parser.add_argument("--allow-sqlite", action="store_true", help="allow a (smoke) run on SQLite")
     parser.add_argument("--skip-post", action="store_true", help="do not measure posting")
     parser.add_argument(
@@ -97,6 +106,18 @@ def configure(args: argparse.Namespace) -> None:
     import django
 
     django.setup()
+    relax_rate_limits()
+
+
+def relax_rate_limits() -> None:
+    """Keep every configured rate limit's machinery (its cache round trips are part of the cost
+    of a post) but raise the limits so the benchmark's hundreds of posts are never throttled.
+    ``RATE_LIMITS=off`` in the environment removes them altogether."""
+    from django.conf import settings
+
+    limits = getattr(settings, "RATE_LIMITS", None)
+    if limits:
+        settings.RATE_LIMITS = {scope: (10**9, period) for scope, (_, period) in limits.items()}
 
 
 def _database_settings() -> dict:
@@ -153,6 +174,8 @@ class ViewerResult:
     sql: list[str]
     timing: Timing | None
     rows: str = ""
+    sql_ms: float | None = None  # median over a few requests of the time spent in cursor.execute()
+    cpu: Timing | None = None  # this process's CPU time per request
 
 
 @dataclass
@@ -166,32 +189,72 @@ class Scenario:
     note: str = ""
 
 
-def run_timed(call, iterations: int, warmup: int, expect: int) -> list[float]:
+def run_timed(call, iterations: int, warmup: int, expect: int) -> tuple[list[float], list[float]]:
+    """Wall-clock milliseconds of each request, and this process's CPU milliseconds for each
+    (the application's own work, unaffected by waiting for the database or for a busy CPU)."""
     for _ in range(warmup):
         response = call()
         if response.status_code != expect:
             raise RuntimeError(f"unexpected status {response.status_code}: {response.content[:300]!r}")
     gc.collect()
-    samples = []
+    samples, cpu = [], []
     for _ in range(iterations):
+        cpu_started = time.process_time()
         started = time.perf_counter()
         response = call()
         elapsed = (time.perf_counter() - started) * 1000
+        cpu.append((time.process_time() - cpu_started) * 1000)
         if response.status_code != expect:
             raise RuntimeError(f"unexpected status {response.status_code}: {response.content[:300]!r}")
         samples.append(elapsed)
-    return samples
+    return samples, cpu
 
 
-def capture(call, expect: int):
+def run_interleaved(calls, iterations: int, warmup: int, expect: int) -> list[tuple[list[float], list[float]]]:
+    """``run_timed`` for several requests at once, alternating between them."""
+    for _ in range(warmup):
+        for call in calls:
+            response = call()
+            if response.status_code != expect:
+                raise RuntimeError(f"unexpected status {response.status_code}: {response.content[:300]!r}")
+    gc.collect()
+    out = [([], []) for _ in calls]
+    for _ in range(iterations):
+        for call, (wall, cpu) in zip(calls, out):
+            cpu_started = time.process_time()
+            started = time.perf_counter()
+            response = call()
+            wall.append((time.perf_counter() - started) * 1000)
+            cpu.append((time.process_time() - cpu_started) * 1000)
+            if response.status_code != expect:
+                raise RuntimeError(f"unexpected status {response.status_code}: {response.content[:300]!r}")
+    return out
+
+
+def capture(call, expect: int, repeat: int = 1):
+    """The response, the SQL of one request, and the median time its queries spent in the
+    database driver (execute + fetch, as Django's debug cursor measures it) over ``repeat``
+    requests."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    with CaptureQueriesContext(connection) as ctx:
-        response = call()
-    if response.status_code != expect:
-        raise RuntimeError(f"unexpected status {response.status_code}: {response.content[:300]!r}")
-    return response, [q["sql"] for q in ctx.captured_queries]
+    sql_times = []
+    for _ in range(repeat):
+        spent = [0.0]
+
+        def timer(execute, sql, params, many, context):
+            started = time.perf_counter()
+            try:
+                return execute(sql, params, many, context)
+            finally:
+                spent[0] += time.perf_counter() - started
+
+        with CaptureQueriesContext(connection) as ctx, connection.execute_wrapper(timer):
+            response = call()
+        if response.status_code != expect:
+            raise RuntimeError(f"unexpected status {response.status_code}: {response.content[:300]!r}")
+        sql_times.append(spent[0] * 1000)
+    return response, [q["sql"] for q in ctx.captured_queries], statistics.median(sql_times)
 
 
 def describe_rows(payload: dict) -> str:
@@ -220,7 +283,10 @@ class Bench:
 
         self.args = args
         self.seed = seed
-        self.shape = seed.Shape(comments=args.comments, users=args.users, likes=args.likes, seed=args.seed)
+        self.shape = seed.Shape(
+            comments=args.comments, users=args.users, likes=args.likes, seed=args.seed,
+            background_comments=args.background_comments, background_subjects=args.background_subjects,
+        )
         self.client = Client(SERVER_NAME="127.0.0.1")
         self.scenarios: list[Scenario] = []
         self.explains: list[dict] = []
@@ -253,10 +319,12 @@ class Bench:
             and not self.args.reseed
             and subject.title == self.shape.signature
             and Comment.objects.filter(subject_id=subject.pk).count() == self.shape.comments
+            and self.seed.background_count() == self.shape.background_comments
         )
         if reuse:
-            self.log(f"bench: reusing subject {subject.pk} ({self.shape.signature})")
-            self.facts["seeded"] = "reused (seeded by an earlier run)"
+            self.log(f"bench: reusing subject {subject.pk} ({self.shape.signature}); vacuuming ...")
+            self.seed._analyze()  # every run starts from vacuumed tables with fresh statistics
+            self.facts["seeded"] = "reused (seeded by an earlier run; vacuumed and analyzed before measuring)"
         else:
             self.log(f"bench: seeding {self.shape.signature} ...")
             started = time.perf_counter()
@@ -264,16 +332,20 @@ class Bench:
             took = time.perf_counter() - started
             self.log(f"bench: seeded in {took:.1f} s")
             self.facts["seeded"] = f"seeded by this run in {took:.0f} s"
-        started = time.perf_counter()
-        report = subject_reconcile_counters(subject_id=subject.pk)
-        took = time.perf_counter() - started
-        self.facts["reconcile"] = (
-            f"`subject_reconcile_counters` found {report.fixed_comments} comment(s) and "
-            f"{'the subject' if report.fixed_subject else 'no subject counter'} to fix ({took:.1f} s)"
-        )
-        self.log(f"bench: counters checked: {self.facts['reconcile']}")
-        if report.fixed_comments or report.fixed_subject:
-            self.log("bench: WARNING: the seeded counters drifted from what reconcile computes")
+        if not reuse or self.args.check_counters:
+            started = time.perf_counter()
+            report = subject_reconcile_counters(subject_id=subject.pk)
+            took = time.perf_counter() - started
+            self.facts["reconcile"] = (
+                f"`subject_reconcile_counters` on the bench subject found {report.fixed_comments} comment(s) and "
+                f"{'the subject' if report.fixed_subject else 'no subject counter'} to fix, and took {took:.1f} s"
+            )
+            self.facts["reconcile_s"] = took
+            self.log(f"bench: counters checked: {self.facts['reconcile']}")
+            if report.fixed_comments or report.fixed_subject:
+                self.log("bench: WARNING: the seeded counters drifted from what reconcile computes")
+        else:
+            self.facts["reconcile"] = "counters checked when it was seeded (`--check-counters` checks again)"
         subject.refresh_from_db()
         self.subject = subject
         self.user_ids = self.seed.ensure_users(self.shape)
@@ -294,7 +366,7 @@ class Bench:
         from django.db import connection
         from django.db.models import Count, Max, Sum
 
-        from comments.models import Comment, Follow
+        from comments.models import Comment, Follow, Subject
         from likes.models import Like
 
         sid = self.subject.pk
@@ -317,6 +389,9 @@ class Bench:
         f["visible"] = (self.subject.comment_count, self.subject.root_count)
         f["pinned"] = rows.filter(pinned=True).count()
         f["viewer_comments"] = rows.filter(author_id=self.viewer.pk).count()
+        f["all_comments"] = Comment.objects.count()
+        f["all_subjects"] = Subject.objects.count()
+        f["all_likes"] = Like.objects.count()
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
                 cursor.execute(
@@ -370,23 +445,35 @@ class Bench:
         return cursor, reached
 
     def measure_get(self, scenario: Scenario, path: str, params: dict, timed: bool = True):
+        self.measure_group([(scenario, path, params)], timed)
+
+    def measure_group(self, group: list[tuple[Scenario, str, dict]], timed: bool = True):
+        """Measure scenarios together: their timed requests alternate, so a page 1 and its deep
+        page see the same background load."""
         for viewer in ("anon", "auth"):
-            call = self.get(path, params, viewer)
-            call()  # connection and caches warm before counting
-            response, sql = capture(call, 200)
-            timing = None
+            calls = []
+            for scenario, path, params in group:
+                call = self.get(path, params, viewer)
+                call()  # connection and caches warm before counting
+                response, sql, sql_ms = capture(call, 200, repeat=11)
+                scenario.results[viewer] = ViewerResult(
+                    queries=len(sql), sql=sql, timing=None, rows=describe_rows(response.json()), sql_ms=sql_ms
+                )
+                scenario.chain_queries[viewer] = sum(1 for q in sql if CHAIN_ROWS_RE.search(q))
+                calls.append(call)
             if timed:
-                timing = Timing.of(run_timed(call, self.args.iterations, self.args.warmup, 200))
-            result = ViewerResult(queries=len(sql), sql=sql, timing=timing, rows=describe_rows(response.json()))
-            scenario.results[viewer] = result
-            scenario.chain_queries[viewer] = sum(1 for q in sql if CHAIN_ROWS_RE.search(q))
-        self.scenarios.append(scenario)
-        a, u = scenario.results["anon"], scenario.results["auth"]
-        shown = (
-            f"anon {a.timing.p50:6.2f}/{a.timing.p99:6.2f} ms, auth {u.timing.p50:6.2f}/{u.timing.p99:6.2f} ms"
-            if timed else "queries only"
-        )
-        self.log(f"  {scenario.title:<44} queries {a.queries}/{u.queries}  {shown}  ({a.rows})")
+                samples = run_interleaved(calls, self.args.iterations, self.args.warmup, 200)
+                for (scenario, _, _), (wall, cpu_ms) in zip(group, samples):
+                    scenario.results[viewer].timing = Timing.of(wall)
+                    scenario.results[viewer].cpu = Timing.of(cpu_ms)
+        for scenario, _, _ in group:
+            self.scenarios.append(scenario)
+            a, u = scenario.results["anon"], scenario.results["auth"]
+            shown = (
+                f"anon {a.timing.p50:6.2f}/{a.timing.p99:6.2f} ms, auth {u.timing.p50:6.2f}/{u.timing.p99:6.2f} ms"
+                if timed else "queries only"
+            )
+            self.log(f"  {scenario.title:<44} queries {a.queries}/{u.queries}  {shown}  ({a.rows})")
 
     def run_reads(self):
         sid = self.subject.pk
@@ -397,21 +484,22 @@ class Bench:
             ("two_level_new", "two_level, sort=new", {"mode": "two_level", "sort": "new", "limit": 20, "replies": 3}),
             ("flat", "flat (sort=old)", {"mode": "flat", "limit": 20}),
             ("stacked", "stacked (sort=old)", {"mode": "stacked", "limit": 20}),
+            ("stacked_new", "stacked, sort=new", {"mode": "stacked", "sort": "new", "limit": 20}),
         ]
         self.log("bench: reads (p50/p99 ms)")
         for key, title, params in lists:
-            self.measure_get(
-                Scenario(f"{key}_p1", f"{title}, page 1", f"GET {lst}?{_qs(params)}", "list"), lst, params
-            )
             cursor, reached = self.walk(lst, params, deep)
             note = "" if reached == deep else f"the list ends at page {reached}"
-            self.measure_get(
-                Scenario(
-                    f"{key}_deep", f"{title}, page {reached} (cursor)",
-                    f"GET {lst}?{_qs(params)}&cursor=<page {reached}>", "list", note=note,
+            self.measure_group([
+                (Scenario(f"{key}_p1", f"{title}, page 1", f"GET {lst}?{_qs(params)}", "list"), lst, params),
+                (
+                    Scenario(
+                        f"{key}_deep", f"{title}, page {reached} (cursor)",
+                        f"GET {lst}?{_qs(params)}&cursor=<page {reached}>", "list", note=note,
+                    ),
+                    lst, dict(params, cursor=cursor),
                 ),
-                lst, dict(params, cursor=cursor),
-            )
+            ])
             self.facts.setdefault("deep_pages", {})[key] = reached
         replies = f"/api/v1/comments/{self.hot_root.pk}/replies"
         self.measure_get(
@@ -465,29 +553,63 @@ class Bench:
             payload = {"body": body(), "reply_to_id": rng.choice(self.reply_targets)}
             return self.client.post(path, json.dumps(payload), content_type="application/json", headers=headers)
 
+        self.snapshot_counters()
         self.log("bench: posting (p50/p99 ms)")
         for key, title, call, req in (
             ("post_top", "post a top-level comment", post_top, f"POST {path} {{body}}"),
             ("post_reply", "post a reply (random target, depth < 6)", post_reply, f"POST {path} {{body, reply_to_id}}"),
         ):
             call()
-            _, sql = capture(call, 201)
-            timing = Timing.of(run_timed(call, self.args.iterations, self.args.warmup, 201))
+            _, sql, sql_ms = capture(call, 201, repeat=5)
+            wall, cpu_ms = run_timed(call, self.args.iterations, self.args.warmup, 201)
+            timing = Timing.of(wall)
             scenario = Scenario(key, title, req, "post")
-            scenario.results["auth"] = ViewerResult(queries=len(sql), sql=sql, timing=timing, rows="1 comment")
+            scenario.results["auth"] = ViewerResult(
+                queries=len(sql), sql=sql, timing=timing, rows="1 comment", sql_ms=sql_ms, cpu=Timing.of(cpu_ms)
+            )
             self.scenarios.append(scenario)
             self.log(f"  {title:<44} queries -/{len(sql)}  auth {timing.p50:6.2f}/{timing.p99:6.2f} ms")
 
+    def snapshot_counters(self):
+        """Every counter of the bench subject before posting, to put back afterwards."""
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id, descendant_count, reply_count, reply_floor_seq FROM comment_index WHERE subject_id = %s",
+                [self.subject.pk],
+            )
+            rows = {r[0]: tuple(r[1:]) for r in cursor.fetchall()}
+            cursor.execute(
+                "SELECT comment_count, root_count, floor_seq FROM comment_subject WHERE id = %s", [self.subject.pk]
+            )
+            self._snapshot = (rows, cursor.fetchone())
+
     def cleanup_posts(self):
-        from comments.services import subject_reconcile_counters
+        """Remove the posted comments and put every counter back as it was (the posts went through
+        the service, which kept the counters right; deleting rows underneath it does not)."""
+        from django.db import connection, transaction
 
         removed = self.seed.purge_comments("subject_id = %s AND author_id = %s", [self.subject.pk, self.poster.pk])
-        started = time.perf_counter()
-        report = subject_reconcile_counters(subject_id=self.subject.pk)
-        self.log(
-            f"bench: removed {removed} posted comments; reconcile fixed {report.fixed_comments} counters "
-            f"in {time.perf_counter() - started:.1f} s"
-        )
+        snapshot = getattr(self, "_snapshot", None)
+        if snapshot is None:
+            return
+        before, subject_row = snapshot
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id, descendant_count, reply_count, reply_floor_seq FROM comment_index WHERE subject_id = %s",
+                [self.subject.pk],
+            )
+            changed = [(*before[r[0]], r[0]) for r in cursor.fetchall() if before.get(r[0], tuple(r[1:])) != tuple(r[1:])]
+            cursor.executemany(
+                "UPDATE comment_index SET descendant_count = %s, reply_count = %s, reply_floor_seq = %s WHERE id = %s",
+                changed,
+            )
+            cursor.execute(
+                "UPDATE comment_subject SET comment_count = %s, root_count = %s, floor_seq = %s WHERE id = %s",
+                [*subject_row, self.subject.pk],
+            )
+        self.log(f"bench: removed {removed} posted comments and restored {len(changed)} comment counters")
 
     # plans ------------------------------------------------------------------------------------
 
@@ -521,8 +643,8 @@ class Bench:
                     self.explains.append(summary)
                     flag = "index" if summary["index_only"] else "SEQ SCAN"
                     self.log(
-                        f"  {scenario.title[:34]:<34} {viewer:<4} #{n} {label:<34} {summary['exec_ms']:7.2f} ms "
-                        f"{flag:<8} {summary['plan']}"
+                        f"  {scenario.title[:34]:<34} {viewer:<4} #{n} {label:<40} plan {summary['planning_ms']:5.2f} "
+                        f"exec {summary['exec_ms']:5.2f} ms {flag:<8} {summary['plan']}"
                     )
 
 
@@ -536,27 +658,38 @@ _POST_WORDS = (
 )
 
 
-_TABLES = {
-    '"comment_index"': "comment_index",
-    '"comment_content"': "comment_content",
-    '"likes_like"': "likes_like",
-    '"comments_follow"': "follow",
-}
+def _top_level(sql: str) -> str:
+    """``sql`` with every parenthesized part (subqueries, IN lists) blanked out."""
+    out, depth = [], 0
+    for ch in sql:
+        if ch == "(":
+            depth += 1
+        if depth == 0:
+            out.append(ch)
+        if ch == ")" and depth:
+            depth -= 1
+    return "".join(out)
 
 
 def label_sql(sql: str) -> str | None:
     """A short name for a statement worth explaining; ``None`` for subject/token lookups."""
-    head = sql.split(" WHERE ", 1)[0]
     if "ROW_NUMBER() OVER" in sql:
         return "reply previews (window)"
-    if 'FROM "comment_content"' in head:
-        return "contents by id"
-    if 'FROM "likes_like"' in head:
+    if " UNION ALL " in sql:
+        return "reply previews (union of per-root LIMIT)"
+    if " LATERAL " in sql:
+        return "reply previews (LATERAL per-root LIMIT)"
+    top = _top_level(sql)
+    table = re.search(r' FROM "(\w+)"', top)
+    table = table.group(1) if table else ""
+    if table == "comment_content":
+        return "contents by id" + (" + viewer's likes" if '"likes_like"' in sql else "")
+    if table == "likes_like":
         return "viewer's likes"
-    if 'FROM "comment_index"' not in head:
+    if table != "comment_index":
         return None
     where = sql.split(" WHERE ", 1)[1] if " WHERE " in sql else ""
-    if re.search(r'"comment_index"\."id" = \d+', where) and "ORDER BY" not in sql:
+    if re.search(r'"comment_index"\."id" = \d+', where) and top.rstrip().endswith("LIMIT 1"):
         return "comment by id"
     if '"path" >=' in where:
         return "subtree (path range)"
@@ -570,29 +703,42 @@ def label_sql(sql: str) -> str | None:
     return f"{scope} by {cols}{limit}{after}"
 
 
+COMMENT_TABLES = ("comment_index", "comment_content", "likes_like")
+
+
 def summarize_plan(doc: dict) -> dict:
-    scans, chain = [], []
+    """Every scan of the plan, grouped: ``index (table) xloops: rows, filtered``."""
+    scans = []
+    grouped: dict[str, list[float]] = {}
 
     def walk(node):
         kind = node["Node Type"]
-        name = kind
-        if node.get("Index Name"):
-            name += f" {node['Index Name']}"
-        elif node.get("Relation Name"):
-            name += f" {node['Relation Name']}"
-        if "Scan" in kind and node.get("Relation Name") in ("comment_index", "comment_content", "likes_like"):
-            rows = node.get("Actual Rows", 0) * node.get("Actual Loops", 1)
-            removed = node.get("Rows Removed by Filter", 0) * node.get("Actual Loops", 1)
-            scans.append({"kind": kind, "index": node.get("Index Name"), "table": node["Relation Name"], "rows": rows, "removed": removed})
-            name += f" (rows {rows:g}" + (f", filtered {removed:g}" if removed else "") + ")"
-        chain.append(name)
+        if "Scan" in kind and node.get("Relation Name"):
+            loops = node.get("Actual Loops", 1)
+            rows = node.get("Actual Rows", 0) * loops
+            removed = (node.get("Rows Removed by Filter", 0) + node.get("Rows Removed by Index Recheck", 0)) * loops
+            how = f"{kind.replace(' Scan', '').replace('Index', 'idx').replace('Only', 'only')}"
+            name = f"{node['Relation Name']}." + (node.get("Index Name") or kind.replace(" ", "")) + f" [{how}]"
+            if node["Relation Name"] in COMMENT_TABLES:
+                scans.append({"kind": kind, "index": node.get("Index Name"), "table": node["Relation Name"], "rows": rows, "removed": removed})
+            acc = grouped.setdefault(name, [0, 0, 0])
+            acc[0] += 1
+            acc[1] += rows
+            acc[2] += removed
         for child in node.get("Plans", []):
             walk(child)
 
     walk(doc["Plan"])
     plan = doc["Plan"]
+    parts = []
+    for name, (n, rows, removed) in grouped.items():
+        if not name.startswith(COMMENT_TABLES) and "SeqScan" not in name:
+            continue  # user/site/follow lookups by primary key: noise
+        parts.append(
+            f"{name}{f' x{n}' if n > 1 else ''}: {rows:g} rows" + (f", {removed:g} filtered out" if removed else "")
+        )
     return {
-        "plan": " > ".join(chain),
+        "plan": "; ".join(parts),
         "exec_ms": doc.get("Execution Time", 0.0),
         "planning_ms": doc.get("Planning Time", 0.0),
         "hit": plan.get("Shared Hit Blocks", 0),
@@ -624,18 +770,25 @@ def verdicts(bench: Bench) -> list[Verdict]:
         f"max {worst_q} ({worst.title})" + (f"; over: {', '.join(over)}" if over else ""),
         worst_q <= MAX_QUERIES,
     ))
-    for key in ("two_level_hot", "two_level_new", "flat", "stacked"):
+    for key in ("two_level_hot", "two_level_new", "flat", "stacked", "stacked_new"):
         first, deep = by_key.get(f"{key}_p1"), by_key.get(f"{key}_deep")
         if not first or not deep:
             continue
         ratios = {v: deep.results[v].timing.p50 / first.results[v].timing.p50 for v in ("anon", "auth")}
         ok = all(r <= DEEP_PAGE_TOLERANCE for r in ratios.values())
+        statement = ""
+        e1, e2 = list_statement(bench, first), list_statement(bench, deep)
+        if e1 and e2:
+            statement = (
+                f"; the list statement itself (EXPLAIN ANALYZE, anon): {e2['exec_ms']:.2f} vs {e1['exec_ms']:.2f} ms, "
+                f"{e2['hit']} vs {e1['hit']} buffers"
+            )
         out.append(Verdict(
             f"deep page within 20% of page 1: {deep.title} vs page 1 (p50)",
             ", ".join(
                 f"{v} {deep.results[v].timing.p50:.2f} vs {first.results[v].timing.p50:.2f} ms (x{r:.2f})"
                 for v, r in ratios.items()
-            ),
+            ) + f"; page contents: {deep.results['anon'].rows} vs {first.results['anon'].rows}" + statement,
             ok,
         ))
     chain = by_key.get("chain")
@@ -675,6 +828,67 @@ def verdicts(bench: Bench) -> list[Verdict]:
     return out
 
 
+def calibrate() -> float:
+    """Milliseconds of CPU for a fixed pure-Python loop (best of 3): how fast this machine runs
+    Python right now, to compare runs made on different days or machines."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        total = 0
+        for i in range(1_000_000):
+            total += i * i
+        best = min(best, time.process_time() - started)
+    return best * 1000
+
+
+def cpu_sample() -> tuple[float, float, float] | None:
+    """(all CPUs' time, their idle time, this process's CPU time), in seconds."""
+    try:
+        values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    own = os.times()
+    return sum(values) / tick, (values[3] + values[4]) / tick, own.user + own.system
+
+
+def cpu_share(before, after) -> str:
+    if not before or not after:
+        return "unknown"
+    total, idle, own = (a - b for a, b in zip(after, before))
+    busy = total - idle
+    return (
+        f"{busy / total:.0%} of all CPUs busy: this benchmark process {own / total:.0%}, everything else "
+        f"(the PostgreSQL backend serving it, other users of the machine) {max(0.0, busy - own) / total:.0%}"
+    )
+
+
+def list_statement(bench: Bench, scenario: Scenario) -> dict | None:
+    """The EXPLAIN summary of the statement that pages through the list (anonymous viewer)."""
+    for e in bench.explains:
+        if e["scenario"] == scenario.title and e["viewer"] == "anon" and e["label"].startswith(("roots", "subject", "thread")):
+            return e
+    return None
+
+
+def code_version() -> str:
+    """The commit measured, and any uncommitted change to the application."""
+    import subprocess
+
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(BASE_DIR), "log", "-1", "--format=%h %s"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "-C", str(BASE_DIR), "status", "--porcelain", "--", "comments", "likes", "moderation", "config"],
+            capture_output=True, text=True, check=True,
+        ).stdout.split("\n")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    dirty = [line[3:] for line in status if line.strip()]
+    return f"`{head}`" + (f", with uncommitted changes to {', '.join(dirty)}" if dirty else "")
+
+
 def machine() -> dict:
     info = {"nproc": os.cpu_count(), "python": platform.python_version()}
     try:
@@ -688,6 +902,7 @@ def machine() -> dict:
     except OSError:
         pass
     info["load"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    info["code"] = code_version()
     import django
 
     info["django"] = django.get_version()
@@ -727,8 +942,9 @@ def _fmt(t: Timing | None) -> tuple[str, str, str]:
 
 def results_table(bench: Bench) -> list[str]:
     lines = [
-        "| scenario | queries anon / auth | anon p50 | anon p99 | anon mean | auth p50 | auth p99 | auth mean | page |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "| scenario | queries anon / auth | anon p50 | anon p99 | anon mean | auth p50 | auth p99 | auth mean "
+        "| app CPU p50 anon / auth | SQL anon / auth | page |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|---|---|",
     ]
     for s in bench.scenarios:
         a, u = s.results.get("anon"), s.results.get("auth")
@@ -738,9 +954,11 @@ def results_table(bench: Bench) -> list[str]:
         if s.kind == "chain":
             q += f" (chain rows: {max(s.chain_queries.values())} query)"
         rows = (a or u).rows + (f"; {s.note}" if s.note else "")
+        sql_ms = " / ".join(f"{r.sql_ms:.2f}" if r and r.sql_ms is not None else "–" for r in (a, u))
+        cpu = " / ".join(f"{r.cpu.p50:.2f}" if r and r.cpu is not None else "–" for r in (a, u))
         lines.append(
             f"| {s.title} | {q} | " + " | ".join(_fmt(a.timing if a else None)) + " | "
-            + " | ".join(_fmt(u.timing if u else None)) + f" | {rows} |"
+            + " | ".join(_fmt(u.timing if u else None)) + f" | {cpu} | {sql_ms} | {rows} |"
         )
     return lines
 
@@ -772,7 +990,8 @@ def render_report(bench: Bench, info: dict, verdict_list: list[Verdict], started
         "",
         "The database named by `DATABASE_URL` is created if missing and migrated; the dataset is seeded once "
         "and reused by later runs (`--reseed` rebuilds it). Options: `--iterations` (300), `--warmup` (20), "
-        "`--comments`, `--users`, `--likes`, `--deep-page` (500), `--skip-post`, `--output` "
+        "`--comments`, `--users`, `--likes`, `--background-comments`, `--background-subjects`, `--deep-page` (500), "
+        "`--skip-post`, `--output` "
         "(this file; `-` for none), `--allow-sqlite` (smoke runs only).",
         "",
         "## Machine",
@@ -780,12 +999,16 @@ def render_report(bench: Bench, info: dict, verdict_list: list[Verdict], started
         f"- {info.get('nproc')} CPUs ({info.get('cpu', 'unknown CPU')}), {info.get('memory', '?')} memory; "
         f"load average at the start {f.get('load_start', '?')}, at the end {info.get('load')}",
         f"- {info.get('database')}" + (f" ({info['db_settings']})" if info.get("db_settings") else "")
-        + " on the same machine, reached over TCP (127.0.0.1)",
+        + (" on the same machine, reached over TCP" if info.get("db_settings") else ""),
+        f"- Python speed check (a fixed 1,000,000-iteration loop, best of 3; lower is faster): "
+        f"{f.get('calibration_start', 0):.0f} ms before the measurements, {f.get('calibration_end', 0):.0f} ms after",
+        f"- code measured: {info.get('code')}",
         f"- Python {info.get('python')}, Django {info.get('django')}; Redis configured: "
         f"{'yes' if os.environ.get('REDIS_URL') else 'no'}; Celery eager: "
         f"{'yes' if not os.environ.get('CELERY_BROKER_URL') else 'no'}",
-        "- Other work shared the machine during the run (the test suite runs against the same PostgreSQL "
-        "server); the load averages above show how busy it was.",
+        f"- CPU during the measurements: {f.get('cpu', 'unknown')}. Other work may share this machine (the "
+        "project's test suite runs against the same PostgreSQL server); on a 2-CPU machine a concurrent "
+        "CPU-bound process inflates latencies, the p99s most.",
         "",
         "## Dataset",
         "",
@@ -801,6 +1024,12 @@ def render_report(bench: Bench, info: dict, verdict_list: list[Verdict], started
         f"- the authenticated reader (`bench{bench.seed.VIEWER_INDEX:04d}`) wrote {f['viewer_comments']:,} of the "
         "comments (some pending/shadow/friends-only, which only they see) and has mutual follows",
     ]
+    out.append(
+        f"- the same tables also hold other subjects' comments, interleaved in time and id order with the bench "
+        f"subject's ({bench.shape.background_comments:,} over {bench.shape.background_subjects:,} subjects of "
+        f"the bench site): in all {f['all_comments']:,} comments, {f['all_subjects']:,} subjects and "
+        f"{f['all_likes']:,} likes, so the planner has to pick the per-subject indexes"
+    )
     if f.get("sizes"):
         out.append(
             f"- table sizes with indexes: comment_index {f['sizes'][0]}, comment_content {f['sizes'][1]}, "
@@ -825,8 +1054,11 @@ def render_report(bench: Bench, info: dict, verdict_list: list[Verdict], started
         f"{bench.args.warmup} warm-up ones, measured in-process around Django's test `Client` (routing, "
         "middleware, authentication, DRF, queries, JSON rendering; no network or HTTP server). Queries are "
         "counted with `CaptureQueriesContext` on one request. *anon* is an anonymous reader, *auth* the reader "
-        "above with a bearer token (one more query for the token, one for their likes). Posting is authenticated "
-        "only. Deep pages are reached by following `next_cursor` from page 1.",
+        "above with a bearer token (its lookup is one more query). Posting is authenticated only. Deep pages are reached by following `next_cursor` from page 1. *app CPU* is the CPU time the "
+        "benchmark process (Django, DRF, the app, the driver) spent per request, p50 — unlike wall-clock time it "
+        "does not grow when other processes compete for the CPUs; *SQL* is the median time per request spent "
+        "inside `cursor.execute()` (round trips and PostgreSQL's work) over 11 requests. Roughly, an idle machine "
+        "would show p50 ≈ app CPU + SQL.",
         "",
     ]
     out += results_table(bench)
@@ -843,16 +1075,17 @@ def render_report(bench: Bench, info: dict, verdict_list: list[Verdict], started
             "## Query plans",
             "",
             "`EXPLAIN (ANALYZE, BUFFERS)` of each comment statement captured above (the subject and token "
-            "lookups by primary key are left out). *rows* = rows produced by the scans of the comment tables, "
-            "*filtered* = rows read and thrown away by a filter.",
+            "lookups by primary key are left out). *scans* lists the scans of the comment tables (and any "
+            "sequential scan) as `table.index [scan kind] xloops: rows produced, rows filtered out`; "
+            "lookups of users by primary key are left out.",
             "",
-            "| scenario | viewer | statement | exec ms | buffers hit/read | index only | plan |",
-            "|---|---|---|---:|---:|---|---|",
+            "| scenario | viewer | statement | planning ms | execution ms | buffers hit/read | indexes only | scans |",
+            "|---|---|---|---:|---:|---:|---|---|",
         ]
         for e in bench.explains:
             out.append(
-                f"| {e['scenario']} | {e['viewer']} | {e['label']} | {e['exec_ms']:.2f} | {e['hit']}/{e['read']} | "
-                f"{'yes' if e['index_only'] else '**no**'} | {e['plan']} |"
+                f"| {e['scenario']} | {e['viewer']} | {e['label']} | {e['planning_ms']:.2f} | {e['exec_ms']:.2f} | "
+                f"{e['hit']}/{e['read']} | {'yes' if e['index_only'] else '**no**'} | {e['plan']} |"
             )
         out.append("")
     out += ["## Analysis", "", previous or (ANALYSIS_START + "\n_No analysis written yet._\n" + ANALYSIS_END), ""]
@@ -877,14 +1110,19 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     bench = Bench(args)
     bench.facts["load_start"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    bench.facts["calibration_start"] = calibrate()
     bench.prepare()
     bench.tokens()
+    before = cpu_sample()
     bench.run_reads()
     if not args.skip_post:
         try:
             bench.run_posts()
         finally:
             bench.cleanup_posts()
+    bench.facts["cpu"] = cpu_share(before, cpu_sample())
+    bench.facts["calibration_end"] = calibrate()
+    bench.log(f"bench: CPU during the measurements: {bench.facts['cpu']}")
     bench.explain()
     info = machine()
     verdict_list = verdicts(bench)

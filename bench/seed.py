@@ -13,7 +13,9 @@ top-level comment about half of the time, otherwise an earlier reply (often the 
 makes conversation chains), so depths are mostly 1-3 with a tail; one 100-floor chain (a
 top-level comment and 99 replies, each answering the previous one); statuses mostly published,
 with deleted (some keeping replies, so placeholders), rejected, pending, shadow and friends-only
-rows; like counts Pareto-distributed, backed by real ``Like`` rows.
+rows; like counts Pareto-distributed, backed by real ``Like`` rows. Around it, other subjects of
+the same site hold as many comments again (interleaved in time, hence in id order), so the
+planner faces a table where the bench subject is one subject among many.
 """
 
 from __future__ import annotations
@@ -57,12 +59,18 @@ class Shape:
     users: int = 1_000
     likes: int = 1_000_000
     seed: int = 42
+    # Other subjects' comments in the same tables, interleaved in time (and so in id order) with
+    # the bench subject's: without them every row of comment_index belongs to the bench subject
+    # and the planner would see no difference between a primary-key scan and a per-subject index.
+    background_comments: int = 100_000
+    background_subjects: int = 1_000
 
     @property
     def signature(self) -> str:
         return (
             f"bench v{SEED_VERSION}: comments={self.comments} users={self.users} "
-            f"likes={self.likes} seed={self.seed}"
+            f"likes={self.likes} seed={self.seed} background={self.background_comments}"
+            f"/{self.background_subjects}"
         )
 
     @property
@@ -130,7 +138,9 @@ def _thread_sizes(rng: random.Random, shape: Shape) -> tuple[int, int, list[int]
     return roots, chain, sizes, kinds
 
 
-def plan(shape: Shape, end: datetime) -> tuple[list[Node], int, list[tuple[str, str]]]:
+def plan(
+    shape: Shape, end: datetime, worker: int = BENCH_WORKER, bodies: list[tuple[str, str]] | None = None
+) -> tuple[list[Node], int, list[tuple[str, str]]]:
     """Every comment, in creation order, with ids, paths, floors, statuses, likes and counters.
     Returns ``(nodes, index of the chain's last comment, (body, html) variants)``."""
     rng = random.Random(shape.seed)
@@ -184,7 +194,7 @@ def plan(shape: Shape, end: datetime) -> tuple[list[Node], int, list[tuple[str, 
     order = sorted(range(len(nodes)), key=lambda i: (nodes[i].t, nodes[i].thread, nodes[i].local))
     start_ms = int((end - SPAN).timestamp() * 1000)
     clock_now = [0.0]
-    generator = IdGenerator(BENCH_WORKER, clock=lambda: clock_now[0])
+    generator = IdGenerator(worker, clock=lambda: clock_now[0])
     previous = -1
     for i in order:
         node = nodes[i]
@@ -273,7 +283,7 @@ def plan(shape: Shape, end: datetime) -> tuple[list[Node], int, list[tuple[str, 
             nodes[ancestor].descendant_count += 1
             ancestor = nodes[ancestor].parent
 
-    bodies = _bodies(rng)
+    bodies = bodies or _bodies(rng)
     for node in nodes:
         node.body = rng.randrange(len(bodies))
     return nodes, chain_tail, bodies
@@ -374,18 +384,34 @@ def bench_site() -> Site:
     return site
 
 
+BACKGROUND_PREFIX = "bg-"
+BACKGROUND_WORKER = 254
+
+
 def find_subject(shape: Shape) -> Subject | None:
     return Subject.objects.filter(site__key=SITE_KEY, key=shape.subject_key).first()
 
 
+def background_count() -> int:
+    return Comment.objects.filter(subject__site__key=SITE_KEY, subject__key__startswith=BACKGROUND_PREFIX).count()
+
+
 def seed(shape: Shape, log=print) -> Subject:
-    """(Re)build the benchmark subject from scratch."""
+    """(Re)build the benchmark subject, and the background subjects, from scratch."""
     site = bench_site()
     old = find_subject(shape)
     if old is not None:
         log(f"  removing the old bench subject {old.pk} ...")
         purge_comments("subject_id = %s", [old.pk])
         old.delete()
+    background = Subject.objects.filter(site=site, key__startswith=BACKGROUND_PREFIX)
+    if background.exists():
+        log("  removing the old background subjects ...")
+        purge_comments(
+            "subject_id IN (SELECT id FROM comment_subject WHERE site_id = %s AND key LIKE %s)",
+            [site.pk, BACKGROUND_PREFIX + "%"],
+        )
+        background.delete()
     user_ids = ensure_users(shape)
     started = time.perf_counter()
     end = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=1)
@@ -400,43 +426,98 @@ def seed(shape: Shape, log=print) -> Subject:
             root_count=sum(1 for n in nodes if n.counted and n.parent is None),
             floor_seq=sum(1 for n in nodes if n.parent is None),
         )
-        batch = 5000
-        for start in range(0, len(nodes), batch):
-            chunk = nodes[start : start + batch]
-            Comment.objects.bulk_create(
-                [
-                    Comment(
-                        id=n.id, subject_id=subject.pk, author_id=user_ids[n.author],
-                        reply_to_id=None if n.parent is None else nodes[n.parent].id,
-                        root_id=None if n.parent is None else nodes[n.thread].id,
-                        path=n.path, depth=n.depth, floor=n.floor, status=n.status, visibility=n.visibility,
-                        pinned=n.pinned, featured=n.featured, like_count=n.like_count,
-                        reply_count=n.reply_count, descendant_count=n.descendant_count,
-                        reply_floor_seq=n.reply_floor_seq,
-                        created_at=datetime.fromtimestamp(n.ms / 1000, tz=timezone.utc),
-                    )
-                    for n in chunk
-                ]
-            )
-            CommentContent.objects.bulk_create(
-                [
-                    CommentContent(
-                        comment_id=n.id, subject_id=subject.pk, body=bodies[n.body][0],
-                        html=bodies[n.body][1], mentions=[],
-                        author_ip=f"203.0.113.{n.author % 250 + 1}", user_agent="Mozilla/5.0 (bench)",
-                    )
-                    for n in chunk
-                ]
-            )
+        _insert_comments(nodes, lambda n: subject.pk, user_ids, bodies)
         log(f"  inserted comments and contents in {time.perf_counter() - started:.1f} s")
         started = time.perf_counter()
-        likes = _insert_likes(nodes, subject.pk, user_ids, shape)
+        likes = _insert_likes(nodes, lambda n: subject.pk, user_ids, shape)
         log(f"  inserted {likes:,} likes in {time.perf_counter() - started:.1f} s")
+        if shape.background_comments and shape.background_subjects:
+            started = time.perf_counter()
+            count = _seed_background(shape, site, end, user_ids, bodies)
+            log(f"  inserted {count:,} background comments in {time.perf_counter() - started:.1f} s")
     _analyze()
     return subject
 
 
-def _insert_likes(nodes: list[Node], subject_id: int, user_ids: list[int], shape: Shape) -> int:
+def _seed_background(shape: Shape, site: Site, end: datetime, user_ids: list[int], bodies) -> int:
+    """Other subjects of the same site: one more planned forest (same time span, so ids
+    interleave with the bench subject's) whose threads are dealt out to
+    ``background_subjects`` subjects, with floors and counters made right per subject. Likes
+    come to a tenth of the bench subject's rate."""
+    bg_shape = Shape(
+        comments=shape.background_comments, users=shape.users, likes=shape.background_comments,
+        seed=shape.seed + 100, background_comments=0,
+    )
+    nodes, _, _ = plan(bg_shape, end, worker=BACKGROUND_WORKER, bodies=bodies)
+    rng = random.Random(shape.seed + 101)
+    n = shape.background_subjects
+    # Skewed: a few busy subjects, many quiet ones.
+    subject_of_thread = {
+        node.idx: min(n - 1, int(n * rng.random() ** 1.5)) for node in nodes if node.parent is None
+    }
+    floors = [0] * n
+    comment_count = [0] * n
+    root_count = [0] * n
+    for node in nodes:
+        k = subject_of_thread[node.thread]
+        if node.parent is None:
+            floors[k] += 1
+            node.floor = floors[k]
+            node.pinned = False
+            root_count[k] += node.counted
+        comment_count[k] += node.counted
+    subjects = Subject.objects.bulk_create(
+        [
+            Subject(
+                site=site, key=f"{BACKGROUND_PREFIX}{k:05d}", title="background", mode="two_level",
+                comment_count=comment_count[k], root_count=root_count[k], floor_seq=floors[k],
+            )
+            for k in range(n)
+        ]
+    )
+    ids = [s.pk for s in subjects]
+    if any(pk is None for pk in ids):  # databases without RETURNING on bulk insert
+        by_key = dict(Subject.objects.filter(site=site, key__startswith=BACKGROUND_PREFIX).values_list("key", "pk"))
+        ids = [by_key[f"{BACKGROUND_PREFIX}{k:05d}"] for k in range(n)]
+
+    def subject_id(node):
+        return ids[subject_of_thread[node.thread]]
+
+    _insert_comments(nodes, subject_id, user_ids, bodies)
+    _insert_likes(nodes, subject_id, user_ids, bg_shape)
+    return len(nodes)
+
+
+def _insert_comments(nodes: list[Node], subject_id, user_ids: list[int], bodies, batch: int = 5000) -> None:
+    for start in range(0, len(nodes), batch):
+        chunk = nodes[start : start + batch]
+        Comment.objects.bulk_create(
+            [
+                Comment(
+                    id=n.id, subject_id=subject_id(n), author_id=user_ids[n.author],
+                    reply_to_id=None if n.parent is None else nodes[n.parent].id,
+                    root_id=None if n.parent is None else nodes[n.thread].id,
+                    path=n.path, depth=n.depth, floor=n.floor, status=n.status, visibility=n.visibility,
+                    pinned=n.pinned, featured=n.featured, like_count=n.like_count,
+                    reply_count=n.reply_count, descendant_count=n.descendant_count,
+                    reply_floor_seq=n.reply_floor_seq,
+                    created_at=datetime.fromtimestamp(n.ms / 1000, tz=timezone.utc),
+                )
+                for n in chunk
+            ]
+        )
+        CommentContent.objects.bulk_create(
+            [
+                CommentContent(
+                    comment_id=n.id, subject_id=subject_id(n), body=bodies[n.body][0], html=bodies[n.body][1],
+                    mentions=[], author_ip=f"203.0.113.{n.author % 250 + 1}", user_agent="Mozilla/5.0 (bench)",
+                )
+                for n in chunk
+            ]
+        )
+
+
+def _insert_likes(nodes: list[Node], subject_id, user_ids: list[int], shape: Shape) -> int:
     from likes.models import Like
 
     rng = random.Random(shape.seed + 2)
@@ -447,7 +528,7 @@ def _insert_likes(nodes: list[Node], subject_id: int, user_ids: list[int], shape
             if n.like_count:
                 for u in rng.sample(range(len(user_ids)), n.like_count):
                     ms = n.ms + int(rng.random() * max(1, end_ms - n.ms))
-                    yield n.id, user_ids[u], subject_id, datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+                    yield n.id, user_ids[u], subject_id(n), datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
 
     table = Like._meta.db_table
     count = 0
