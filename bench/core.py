@@ -504,7 +504,7 @@ class Bench:
         replies = f"/api/v1/comments/{self.hot_root.pk}/replies"
         self.measure_get(
             Scenario(
-                "replies", f"list 2: replies of the largest thread, page 1", f"GET {replies}?limit=20", "list",
+                "replies", "list 2: replies of the largest thread, page 1", f"GET {replies}?limit=20", "list",
                 note=f"thread of {self.hot_root.reply_count:,} visible replies",
             ),
             replies, {"limit": 20},

@@ -37,7 +37,7 @@ from .models import (
     Visibility,
     is_counted,
 )
-from .queries import can_see, is_site_moderator, viewer_for
+from .queries import Viewer, can_see, is_site_moderator, viewer_for
 from .rendering import parse_mentions, render_markdown
 
 
@@ -136,16 +136,19 @@ def comment_create(
     author_ip: str | None = None,
     user_agent: str = "",
     created_at: datetime | None = None,
+    viewer: Viewer | None = None,
 ) -> Comment:
     """Post a comment: validate, check, render, then floor + insert + counters in one
-    transaction. Raises a ``CommentsError`` subclass for anything the caller must refuse."""
+    transaction. Raises a ``CommentsError`` subclass for anything the caller must refuse.
+    ``viewer`` is the author's role on the site when the caller already loaded it."""
     body = check_body(body)
     if visibility not in Visibility.values:
         raise InvalidInput("Unknown visibility.", fields={"visibility": [f"Must be one of {Visibility.values}."]})
     if subject.state != SubjectState.OPEN:
         raise SubjectClosed()
     site = subject.site
-    viewer = viewer_for(author, site)
+    if viewer is None:
+        viewer = viewer_for(author, site)
     parent = None
     if reply_to_id is not None:
         parent = (

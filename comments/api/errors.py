@@ -4,8 +4,6 @@ for bad input."""
 
 from __future__ import annotations
 
-import logging
-
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, JsonResponse
@@ -14,8 +12,6 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from ..exceptions import CommentsError
-
-logger = logging.getLogger(__name__)
 
 _DRF_CODES = [
     (exceptions.NotAuthenticated, "not_authenticated", 401),

@@ -200,7 +200,7 @@ class SubjectCommentsView(ApiView):
         comment = services.comment_create(
             subject=subject, author=request.user, body=data["body"], reply_to_id=data.get("reply_to_id"),
             visibility=data["visibility"], author_ip=client_ip(request),
-            user_agent=request.META.get("HTTP_USER_AGENT", ""),
+            user_agent=request.META.get("HTTP_USER_AGENT", ""), viewer=viewer,
         )
         return Response(queries.present_comments([comment], viewer)[comment.pk], status=status.HTTP_201_CREATED)
 

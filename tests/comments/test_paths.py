@@ -1,4 +1,4 @@
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given, strategies as st
 
 from comments import paths
 from comments.ids import MAX_ID
