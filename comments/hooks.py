@@ -4,7 +4,7 @@ without the core importing them (DESIGN.md: ``comments`` never imports its neigh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 import django.dispatch
 
@@ -60,22 +60,41 @@ def run_content_checks(check: ContentCheck, initial: ContentDecision) -> Content
     return decision
 
 
-# Whether the viewer likes each comment of a page. The likes app registers a function that
-# returns an expression over ``comment_content`` rows (``OuterRef("comment_id")``), so the
-# answer rides along with the content query instead of costing a query of its own. Without
-# one, nothing is liked.
-LikedAnnotation = Callable[["User"], Any]
-_liked_annotation: list[LikedAnnotation] = []
+# Like state of a page of comments. Two providers, both registered by the likes app:
+#
+# * ``page_like_state(comments, user_id)`` answers from the live store (Redis): for
+#   ``comments`` as ``(comment_id, subject_id)`` pairs, ``{comment_id: (like_count, liked)}``
+#   for every one of them, in one round trip. It returns None when it cannot answer (no Redis
+#   configured, Redis down); the core then falls back to the database.
+# * ``liked_sql(user_id)`` is the database fallback for ``liked``: an SQL boolean expression
+#   over the content row aliased ``cc`` (``cc.comment_id``) and its parameters, so the answer
+#   rides along with the content query instead of costing a query of its own.
+#
+# Without providers, counts come from ``comment_index.like_count`` and nothing is liked.
+PageLikeState = Callable[[list[tuple[int, int]], "int | None"], "dict[int, tuple[int, bool]] | None"]
+LikedSql = Callable[[int], tuple[str, list]]
+_page_like_state: list[PageLikeState] = []
+_liked_sql: list[LikedSql] = []
 
 
-def register_liked_annotation(factory: LikedAnnotation) -> None:
-    _liked_annotation[:] = [factory]
+def register_page_like_state(provider: PageLikeState) -> None:
+    _page_like_state[:] = [provider]
 
 
-def liked_annotation(user) -> Any | None:
-    if not _liked_annotation or user is None:
+def page_like_state(comments: list[tuple[int, int]], user_id: int | None) -> dict[int, tuple[int, bool]] | None:
+    if not _page_like_state or not comments:
         return None
-    return _liked_annotation[0](user)
+    return _page_like_state[0](comments, user_id)
+
+
+def register_liked_sql(provider: LikedSql) -> None:
+    _liked_sql[:] = [provider]
+
+
+def liked_sql(user_id: int | None) -> tuple[str, list] | None:
+    if not _liked_sql or user_id is None:
+        return None
+    return _liked_sql[0](user_id)
 
 
 # Sent after the transaction that made the change commits; receivers get ids, not rows.

@@ -295,18 +295,27 @@ def _shown_status(viewer: Viewer, comment: Comment) -> str:
     return comment.status
 
 
+def _contents(comment_ids: list[int], liked_expression: tuple[str, list] | None) -> dict[int, tuple[str, str, bool]]:
+    """``{id: (body, html, liked)}`` in one query by primary key; ``liked`` is False unless the
+    expression (``hooks.liked_sql``) is given."""
+    if not comment_ids:
+        return {}
+    table = connection.ops.quote_name(CommentContent._meta.db_table)
+    liked, params = liked_expression or ("0 = 1", [])
+    marks = ", ".join(["%s"] * len(comment_ids))
+    sql = f"SELECT cc.comment_id, cc.body, cc.html, {liked} FROM {table} cc WHERE cc.comment_id IN ({marks})"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, *comment_ids])
+        return {row[0]: (row[1], row[2], bool(row[3])) for row in cursor.fetchall()}
+
+
 def present_comments(rows: Iterable[Comment], viewer: Viewer) -> dict[int, dict]:
-    """API-shaped dicts for ``rows``: one query for contents (and the viewer's likes)."""
+    """API-shaped dicts for ``rows``: one query for contents, and the like state from the live
+    store in one round trip (or, without one, the viewer's likes in the same content query)."""
     rows = list({c.pk: c for c in rows}.values())
+    like_state = hooks.page_like_state([(c.pk, c.subject_id) for c in rows], viewer.user_id)
     readable = [c.pk for c in rows if not _is_placeholder(viewer, c)]
-    contents = {}
-    if readable:
-        query = CommentContent.objects.filter(pk__in=readable).only("comment_id", "body", "html")
-        liked_expression = hooks.liked_annotation(viewer.user)
-        if liked_expression is not None:
-            query = query.annotate(liked=liked_expression)
-        contents = {c.pk: c for c in query}
-    liked = {pk for pk, c in contents.items() if getattr(c, "liked", False)}
+    contents = _contents(readable, None if like_state is not None else hooks.liked_sql(viewer.user_id))
     out = {}
     for c in rows:
         placeholder = _is_placeholder(viewer, c)
@@ -327,14 +336,14 @@ def present_comments(rows: Iterable[Comment], viewer: Viewer) -> dict[int, dict]
             "floor": c.floor,
             "author": None if placeholder else present_user(c.author),
             "reply_to": reply_to,
-            "body": "" if placeholder or content is None else content.body,
-            "html": "" if placeholder or content is None else content.html,
+            "body": "" if placeholder or content is None else content[0],
+            "html": "" if placeholder or content is None else content[1],
             "status": _shown_status(viewer, c),
             "visibility": c.visibility,
             "pinned": c.pinned,
             "featured": c.featured,
-            "like_count": c.like_count,
-            "liked": c.pk in liked,
+            "like_count": like_state[c.pk][0] if like_state is not None else c.like_count,
+            "liked": like_state[c.pk][1] if like_state is not None else content is not None and content[2],
             "reply_count": c.reply_count,
             "created_at": c.created_at,
             "edited_at": c.edited_at,

@@ -8,6 +8,6 @@ class LikesConfig(AppConfig):
     def ready(self) -> None:
         from comments import hooks
 
-        from .queries import liked_by
+        from .queries import liked_sql
 
-        hooks.register_liked_annotation(liked_by)
+        hooks.register_liked_sql(liked_sql)
