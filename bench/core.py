@@ -269,7 +269,7 @@ def describe_rows(payload: dict) -> str:
     return " ".join([f"{len(items)} items"] + extra)
 
 
-CHAIN_ROWS_RE = re.compile(r'FROM "comment_index".*WHERE "comment_index"\."id" IN \(', re.S)
+CHAIN_ROWS_RE = re.compile(r'FROM "comment_index".*WHERE (?:"comment_index"\."id"|c\.id) IN \(', re.S)
 
 
 # --- the benchmark -------------------------------------------------------------------------
@@ -688,18 +688,20 @@ def label_sql(sql: str) -> str | None:
         return "viewer's likes"
     if table != "comment_index":
         return None
+    # Both spellings: the ORM's ("comment_index"."id") and comments/rowsql.py's (c.id).
     where = sql.split(" WHERE ", 1)[1] if " WHERE " in sql else ""
-    if re.search(r'"comment_index"\."id" = \d+', where) and top.rstrip().endswith("LIMIT 1"):
+    where = re.sub(r'"comment_index"\.|\bc\.', "", where).replace('"', "")
+    if re.search(r"\bid = \d+", where) and top.rstrip().endswith("LIMIT 1"):
         return "comment by id"
-    if '"path" >=' in where:
+    if "path >=" in where:
         return "subtree (path range)"
     order = re.search(r"ORDER BY (.*?)(?: LIMIT (\d+))?$", sql, re.S)
     if order is None:
-        return "rows by id (chain/ancestors)" if '"id" IN (' in where else "comment_index"
-    cols = re.sub(r'"comment_index"\.', "", order.group(1)).replace('"', "")
+        return "rows by id (chain/ancestors)" if re.search(r"\bid IN \(", where) else "comment_index"
+    cols = re.sub(r'"comment_index"\.|\bc\.', "", order.group(1)).replace('"', "")
     limit = f" limit {order.group(2)}" if order.group(2) else ""
-    scope = "roots" if '"depth" = 0' in where else ("thread" if '"root_id" =' in where else "subject")
-    after = " after cursor" if re.search(r'"id" [<>] \d+', where) else ""
+    scope = "roots" if "depth = 0" in where else ("thread" if re.search(r"\broot_id = \d", where) else "subject")
+    after = " after cursor" if re.search(r"\bid [<>] \d+", where) else ""
     return f"{scope} by {cols}{limit}{after}"
 
 
@@ -1092,6 +1094,21 @@ def render_report(bench: Bench, info: dict, verdict_list: list[Verdict], started
     return "\n".join(out)
 
 
+KEPT_BLOCK_RE = re.compile(r"<!-- (\w+):start -->.*?<!-- \1:end -->", re.S)
+
+
+def kept_sections(path: Path) -> str:
+    """Sections that other benchmarks write into the same file between their own
+    ``<!-- name:start -->`` / ``<!-- name:end -->`` markers (e.g. ``bench.likes``), kept as they
+    are at the end of the report; the analysis block is placed by ``render_report``."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return ""
+    blocks = [m.group(0) for m in KEPT_BLOCK_RE.finditer(text) if m.group(1) != "analysis"]
+    return "\n\n".join(blocks) + "\n" if blocks else ""
+
+
 def previous_analysis(path: Path) -> str:
     try:
         text = path.read_text()
@@ -1137,7 +1154,7 @@ def main(argv: list[str] | None = None) -> int:
         path = Path(args.output)
         if not path.is_absolute():
             path = Path.cwd() / path
-        report = render_report(bench, info, verdict_list, started_at, took, previous_analysis(path))
+        report = render_report(bench, info, verdict_list, started_at, took, previous_analysis(path)) + kept_sections(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(report)
         print(f"\nbench: wrote {path}")

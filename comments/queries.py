@@ -2,7 +2,9 @@
 
 Lists are keyset-paginated with signed, scoped cursors, so page 500 costs what page 1 costs
 and a cursor cannot be replayed against another subject, endpoint, sort or mode. Results are
-plain dicts shaped like the API's comment object, projected for one viewer.
+plain dicts shaped like the API's comment object, projected for one viewer. The rows of every
+list come through ``rowsql`` (one hand-written statement shape; see why there); single rows
+that services go on to change are loaded as models.
 """
 
 from __future__ import annotations
@@ -13,17 +15,15 @@ from typing import Iterable
 from django.conf import settings
 from django.core import signing
 from django.db import connection
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value, Window
+from django.db.models import Exists, F, OuterRef, QuerySet, TextField, Value
 from django.db.models.expressions import RawSQL
-from django.db.models.functions import Concat, RowNumber
 
-from . import hooks, paths
+from . import hooks, paths, rowsql
 from .exceptions import InvalidInput, NotFound
 from .models import (
     GONE_STATUSES,
     Comment,
     CommentContent,
-    Follow,
     Mode,
     Site,
     Status,
@@ -47,12 +47,20 @@ class Viewer:
     def user_id(self) -> int | None:
         return self.user.pk if self.user is not None else None
 
-    def is_friend(self, user_id: int | None) -> bool:
-        if self.user is None or user_id is None:
-            return False
+    def friend_ids(self) -> set[int]:
+        """The viewer's mutual followers: loaded with the subject or comment being read
+        (``_friends_annotation``), else by one query on first use."""
+        if self.user is None:
+            return set()
         if self._friends is None:
-            self._friends = set(friend_ids_query(self.user.pk).values_list("followee_id", flat=True))
-        return user_id in self._friends
+            sql, params = rowsql.friend_ids_text_sql(self.user.pk)
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT {sql}", params)
+                self._friends = rowsql.parse_id_text(cursor.fetchone()[0])
+        return self._friends
+
+    def is_friend(self, user_id: int | None) -> bool:
+        return user_id is not None and user_id in self.friend_ids()
 
 
 def _authenticated(user) -> User | None:
@@ -85,52 +93,23 @@ def _moderator_annotation(user, site_ref: str):
     return Exists(through.objects.filter(site_id=OuterRef(site_ref), user_id=user.pk))
 
 
-def friend_ids_query(user_id: int) -> QuerySet:
-    """Users who follow ``user_id`` and whom ``user_id`` follows back (as ``followee_id``)."""
-    followers = Follow.objects.filter(followee_id=user_id).values("follower_id")
-    return Follow.objects.filter(follower_id=user_id, followee_id__in=followers).values("followee_id")
+def _friends_annotation(user) -> dict:
+    """Annotations carrying the viewer's friend ids along with the row loaded for them."""
+    user = _authenticated(user)
+    if user is None:
+        return {}
+    sql, params = rowsql.friend_ids_text_sql(user.pk)
+    return {"viewer_friends": RawSQL(sql, params, output_field=TextField())}
 
 
-def _seen_only_by_me_q(me: int) -> Q:
-    """Rows visible to user ``me`` beyond the public ones: their own (any live status) and
-    friends-only comments of mutual followers."""
-    return Q(author_id=me, status__in=[Status.PUBLISHED, Status.PENDING, Status.SHADOW]) | Q(
-        status=Status.PUBLISHED, visibility=Visibility.FRIENDS, author_id__in=friend_ids_query(me)
-    )
-
-
-def _descendants_seen_only_by(me: int, outer: str = "") -> QuerySet:
-    """Descendants (of the row ``OuterRef(outer + "path")``) that only ``me`` and their friends
-    see, which ``descendant_count`` (public only) does not count."""
-    return Comment.objects.filter(
-        _seen_only_by_me_q(me),
-        subject_id=OuterRef(outer + "subject_id"),
-        path__gt=OuterRef(outer + "path"),
-        path__lt=Concat(OuterRef(outer + "path"), Value(paths.SUBTREE_END)),
-    )
-
-
-def visible_q(viewer: Viewer) -> Q:
-    """Rows a viewer may see, placeholders included (content is masked when presented).
-
-    A deleted or rejected comment stays as a placeholder while its subtree holds anything this
-    viewer sees: public comments (counted in ``descendant_count``) or, for a signed-in viewer,
-    their own and their friends' comments (an ``Exists`` over the path range, evaluated only
-    for gone rows without public descendants)."""
-    if viewer.is_moderator:
-        return Q()
-    visible = Q(status=Status.PUBLISHED, visibility=Visibility.PUBLIC) | Q(
-        status__in=GONE_STATUSES, descendant_count__gt=0
-    )
-    if viewer.user is not None:
-        me = viewer.user.pk
-        visible |= _seen_only_by_me_q(me)
-        visible |= Q(status__in=GONE_STATUSES, descendant_count=0) & Q(Exists(_descendants_seen_only_by(me)))
-    return visible
+def _viewer(user, row) -> Viewer:
+    user = _authenticated(user)
+    friends = rowsql.parse_id_text(row.viewer_friends) if user is not None else set()
+    return Viewer(user=user, is_moderator=row.viewer_is_moderator, _friends=friends)
 
 
 def can_see(viewer: Viewer, comment: Comment) -> bool:
-    """Python twin of ``visible_q`` for one loaded row."""
+    """Python twin of ``rowsql.visible_sql`` for one loaded row."""
     if viewer.is_moderator:
         return True
     if comment.status in GONE_STATUSES:
@@ -138,11 +117,9 @@ def can_see(viewer: Viewer, comment: Comment) -> bool:
             return True
         if viewer.user is None:
             return False
-        return (
-            Comment.objects.filter(pk=comment.pk)
-            .filter(Exists(_descendants_seen_only_by(viewer.user.pk)))
-            .exists()
-        )
+        # The rare case (a gone row without public descendants): ask the list filter itself.
+        visible, params = rowsql.visible_sql(viewer)
+        return bool(rowsql.fetch_ids([comment.pk], visible, params))
     own = viewer.user is not None and comment.author_id == viewer.user.pk
     if comment.status in (Status.PENDING, Status.SHADOW):
         return own
@@ -155,16 +132,16 @@ def can_see(viewer: Viewer, comment: Comment) -> bool:
 
 
 def subject_for_viewer(subject_id: int, user) -> tuple[Subject, Viewer]:
-    """The subject with its site, and the viewer's role there, in one query."""
+    """The subject with its site, and the viewer's role and friends there, in one query."""
     subject = (
         Subject.objects.select_related("site")
-        .annotate(viewer_is_moderator=_moderator_annotation(user, "site_id"))
+        .annotate(viewer_is_moderator=_moderator_annotation(user, "site_id"), **_friends_annotation(user))
         .filter(pk=subject_id)
         .first()
     )
     if subject is None:
         raise NotFound("Unknown subject.")
-    return subject, Viewer(user=_authenticated(user), is_moderator=subject.viewer_is_moderator)
+    return subject, _viewer(user, subject)
 
 
 def subject_lookup(site_key: str, key: str) -> Subject:
@@ -205,47 +182,17 @@ _REPLY_TARGET = {
 }
 
 
-@dataclass
-class _UserFace:
-    """What public output shows of a user, without loading the user row."""
-
-    pk: int
-    username: str
-    display_name: str
-    avatar_url: str
-
-    @property
-    def public_name(self) -> str:
-        return self.display_name or self.username
-
-
-@dataclass
-class _ReplyTarget:
-    """The fields of a replied-to comment that ``can_see`` and ``present_user`` read."""
-
-    pk: int
-    status: str
-    visibility: str
-    descendant_count: int
-    author_id: int | None
-    author: _UserFace | None
-
-
-def _reply_target(c: Comment) -> _ReplyTarget | Comment | None:
+def _reply_target(c) -> rowsql.ReplyTarget | Comment | None:
     if c.reply_to_id is None:
         return None
+    if isinstance(c, rowsql.CommentRow):
+        return c.reply_target
     if not hasattr(c, "rt_status"):
         return c.reply_to  # a row loaded another way (e.g. just created)
     author = None
     if c.rt_author_id is not None:
-        author = _UserFace(
-            pk=c.rt_author_id, username=c.rt_author_username,
-            display_name=c.rt_author_display_name, avatar_url=c.rt_author_avatar_url,
-        )
-    return _ReplyTarget(
-        pk=c.reply_to_id, status=c.rt_status, visibility=c.rt_visibility,
-        descendant_count=c.rt_descendant_count, author_id=c.rt_author_id, author=author,
-    )
+        author = rowsql.UserFace(c.rt_author_id, c.rt_author_username, c.rt_author_display_name, c.rt_author_avatar_url)
+    return rowsql.ReplyTarget(c.reply_to_id, c.rt_status, c.rt_visibility, c.rt_descendant_count, c.rt_author_id, author)
 
 
 def comment_for_viewer(comment_id: int, user) -> tuple[Comment, Viewer]:
@@ -256,13 +203,13 @@ def comment_for_viewer(comment_id: int, user) -> tuple[Comment, Viewer]:
             *(f"subject__{f.name}" for f in Subject._meta.concrete_fields),
             *(f"subject__site__{f.name}" for f in Site._meta.concrete_fields),
         ))
-        .annotate(viewer_is_moderator=_moderator_annotation(user, "subject__site_id"))
+        .annotate(viewer_is_moderator=_moderator_annotation(user, "subject__site_id"), **_friends_annotation(user))
         .filter(pk=comment_id)
         .first()
     )
     if comment is None:
         raise NotFound("Unknown comment.")
-    viewer = Viewer(user=_authenticated(user), is_moderator=comment.viewer_is_moderator)
+    viewer = _viewer(user, comment)
     if not can_see(viewer, comment):
         raise NotFound("Unknown comment.")
     return comment, viewer
@@ -271,7 +218,7 @@ def comment_for_viewer(comment_id: int, user) -> tuple[Comment, Viewer]:
 # --- presenting ----------------------------------------------------------------------------
 
 
-def present_user(user: "User | _UserFace | None") -> dict | None:
+def present_user(user: "User | rowsql.UserFace | None") -> dict | None:
     if user is None:
         return None
     return {"id": user.pk, "name": user.public_name, "avatar": user.avatar_url or None}
@@ -462,16 +409,29 @@ def _tail_after_head(head, rows_read, head_query_limit, n, tail_rows):
     return extra, len(extra) <= room
 
 
-def _keyset(qs: QuerySet, *, order: str, key: str, after, limit: int, scope: str):
-    """Plain keyset pagination on one unique column."""
+def _keyset(where: str, params: list, *, order: str, key: str, after, limit: int, scope: str):
+    """Plain keyset pagination of the rows matching ``where`` on one unique column."""
     if after is not None:
-        qs = qs.filter(**{f"{key}__{'gt' if order == 'asc' else 'lt'}": after})
-    ordering = key if order == "asc" else f"-{key}"
-    rows = list(qs.order_by(ordering)[: limit + 1])
-    more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = encode_cursor(scope, {"k": getattr(rows[-1], "path" if key == "path" else "pk")}) if more else None
-    return rows, next_cursor
+        where = f"{where} AND c.{key} {'>' if order == 'asc' else '<'} %s"
+        params = [*params, after]
+    found = rowsql.fetch(where, params, order=f"c.{key} {'ASC' if order == 'asc' else 'DESC'}", limit=limit + 1)
+    page = found[:limit]
+    next_cursor = None
+    if len(found) > limit:
+        next_cursor = encode_cursor(scope, {"k": page[-1].path if key == "path" else page[-1].pk})
+    return page, next_cursor
+
+
+def _excluding(where: str, params: list, exclude: list[int], after, order: str) -> tuple[str, list]:
+    """``where`` narrowed to ids not in ``exclude`` and past ``after`` in ``order``."""
+    params = list(params)
+    if exclude:
+        where = f"{where} AND c.id NOT IN ({rowsql.marks(exclude)})"
+        params += exclude
+    if after is not None:
+        where = f"{where} AND c.id {'>' if order == 'asc' else '<'} %s"
+        params.append(after)
+    return where, params
 
 
 def _keyset_after(position: dict | None, kind=int):
@@ -486,36 +446,31 @@ def _keyset_after(position: dict | None, kind=int):
 # --- the three modes ------------------------------------------------------------------------
 
 
-def _lateral_previews(viewer: Viewer, root_ids: list[int], per_root: int) -> RawSQL:
-    """PostgreSQL: for each root, ``ORDER BY like_count DESC, id LIMIT n`` over the
-    ``comment_thread_by_likes`` index in a LATERAL join, so a thread of 10,000 replies costs
-    ``n`` index entries. The visibility filter is compiled once by the ORM and reused inside."""
-    inner = Comment.objects.filter(visible_q(viewer), root_id__isnull=False).values("id")
-    sql, params = inner.query.sql_with_params()
-    table = connection.ops.quote_name(Comment._meta.db_table)
-    # Django parenthesizes OR groups, so the compiled WHERE is a conjunction we can extend.
-    lateral = (
-        f"SELECT x.id FROM unnest(%s::bigint[]) AS r(root_id) CROSS JOIN LATERAL ("
-        f"{sql} AND {table}.\"root_id\" = r.root_id "
-        f"ORDER BY {table}.\"like_count\" DESC, {table}.\"id\" ASC LIMIT %s) AS x"
-    )
-    return RawSQL(lateral, (list(root_ids), *params, per_root))
-
-
-def _reply_previews(root_ids: list[int], viewer: Viewer, per_root: int) -> dict[int, list[Comment]]:
+def _reply_previews(root_ids: list[int], viewer: Viewer, per_root: int) -> dict[int, list[rowsql.CommentRow]]:
     """Up to ``per_root`` hottest visible replies of each root (most likes, ties oldest), in one
-    query: a LATERAL join on PostgreSQL, a window function elsewhere (SQLite)."""
+    query. PostgreSQL: ``ORDER BY like_count DESC, id LIMIT n`` per root in a LATERAL join over
+    the ``comment_thread_by_likes`` index, so a thread of 10,000 replies costs ``n`` index
+    entries. Elsewhere (SQLite) a window function ranks the replies of the page's roots."""
     if not root_ids or per_root <= 0:
         return {}
+    visible, params = rowsql.visible_sql(viewer, "p")
+    table = connection.ops.quote_name(Comment._meta.db_table)
     if connection.vendor == "postgresql":
-        chosen = _rows(Comment.objects.filter(pk__in=_lateral_previews(viewer, root_ids, per_root)))
-    else:
-        ranked = Comment.objects.filter(visible_q(viewer), root_id__in=root_ids).annotate(
-            rank=Window(RowNumber(), partition_by=[F("root_id")], order_by=[F("like_count").desc(), F("id").asc()])
+        chosen = (
+            f"c.id IN (SELECT x.id FROM unnest(%s::bigint[]) AS r(root_id) CROSS JOIN LATERAL ("
+            f"SELECT p.id FROM {table} p WHERE p.root_id = r.root_id AND {visible} "
+            f"ORDER BY p.like_count DESC, p.id ASC LIMIT %s) AS x)"
         )
-        chosen = _rows(ranked.filter(rank__lte=per_root))
-    previews: dict[int, list[Comment]] = {}
-    for reply in chosen.order_by("root_id", "-like_count", "id"):
+        chosen_params = [list(root_ids), *params, per_root]
+    else:
+        chosen = (
+            f"c.id IN (SELECT ranked.id FROM (SELECT p.id, ROW_NUMBER() OVER (PARTITION BY p.root_id "
+            f"ORDER BY p.like_count DESC, p.id ASC) AS rank FROM {table} p "
+            f"WHERE p.root_id IN ({rowsql.marks(root_ids)}) AND {visible}) AS ranked WHERE ranked.rank <= %s)"
+        )
+        chosen_params = [*root_ids, *params, per_root]
+    previews: dict[int, list[rowsql.CommentRow]] = {}
+    for reply in rowsql.fetch(chosen, chosen_params, order="c.root_id, c.like_count DESC, c.id"):
         previews.setdefault(reply.root_id, []).append(reply)
     return previews
 
@@ -526,28 +481,28 @@ def list_two_level(
     """List 1 of two-level mode: top-level comments, pinned first, then by ``sort``, each with
     its hottest replies."""
     scope = f"two_level:{subject.pk}:{sort}"
-    roots = Comment.objects.filter(visible_q(viewer), subject_id=subject.pk, depth=0)
+    visible, visible_params = rowsql.visible_sql(viewer)
+    # "depth = 0" is literal so the planner can use the partial indexes of top-level rows.
+    roots, roots_params = f"c.subject_id = %s AND c.depth = 0 AND {visible}", [subject.pk, *visible_params]
     pinned_limit = settings.COMMENTS_PINNED_LIMIT
+    tail_order = "asc" if sort == "old" else "desc"
 
     def head_rows(ids):
-        return _rows(roots.filter(pk__in=ids))
+        return rowsql.fetch_ids(ids, roots, roots_params)
 
     def tail_rows(exclude, after, n):
-        qs = roots.exclude(pk__in=exclude)
-        if sort == "old":
-            qs = qs.filter(pk__gt=after) if after is not None else qs
-            return _rows(qs.order_by("id")[:n])
-        qs = qs.filter(pk__lt=after) if after is not None else qs
-        return _rows(qs.order_by("-id")[:n])
+        where, params = _excluding(roots, roots_params, exclude, after, tail_order)
+        return rowsql.fetch(where, params, order=f"c.id {tail_order.upper()}", limit=n)
 
     def first_page_rows(n):
         if sort == "hot":
             hot_limit = settings.COMMENTS_HOT_LIMIT
-            rows = list(_rows(roots.order_by("-pinned", "-hot_score", "-id")[: pinned_limit + hot_limit]))
+            rows = rowsql.fetch(
+                roots, roots_params, order="c.pinned DESC, c.hot_score DESC, c.id DESC", limit=pinned_limit + hot_limit
+            )
             head = [c for c in rows if c.pinned][:pinned_limit] + [c for c in rows if not c.pinned][:hot_limit]
             return head, *_tail_after_head(head, rows, pinned_limit + hot_limit, n, tail_rows)
-        ordering = ["-pinned", "id" if sort == "old" else "-id"]
-        rows = list(_rows(roots.order_by(*ordering)[: n + pinned_limit + 1]))
+        rows = rowsql.fetch(roots, roots_params, order=f"c.pinned DESC, c.id {tail_order.upper()}", limit=n + pinned_limit + 1)
         head = [c for c in rows if c.pinned][:pinned_limit]
         head_ids = {c.pk for c in head}
         tail = [c for c in rows if c.pk not in head_ids]
@@ -562,7 +517,7 @@ def list_two_level(
     shown = present_comments(every, viewer)
     items = []
     for c in page:
-        item = dict(shown[c.pk])
+        item = shown[c.pk]
         item["replies"] = [shown[r.pk] for r in previews.get(c.pk, [])]
         items.append(item)
     return Page(items=items, next_cursor=next_cursor)
@@ -575,28 +530,27 @@ def list_replies(root: Comment, viewer: Viewer, *, sort: str, limit: int, cursor
     if root.depth != 0:
         raise InvalidInput("Replies are listed for top-level comments only.")
     scope = f"replies:{root.pk}:{sort}"
-    replies = Comment.objects.filter(visible_q(viewer), root_id=root.pk)
+    visible, visible_params = rowsql.visible_sql(viewer)
+    replies, replies_params = f"c.root_id = %s AND {visible}", [root.pk, *visible_params]
     if sort in ("old", "new"):
         after = _keyset_after(decode_cursor(cursor, scope))
         rows, next_cursor = _keyset(
-            _rows(replies), order="asc" if sort == "old" else "desc", key="id", after=after, limit=limit, scope=scope
+            replies, replies_params, order="asc" if sort == "old" else "desc", key="id", after=after, limit=limit, scope=scope
         )
         return Page(items=_in_order(rows, present_comments(rows, viewer)), next_cursor=next_cursor)
 
     def tail_rows(exclude, after, n):
-        qs = replies.exclude(pk__in=exclude)
-        if after is not None:
-            qs = qs.filter(pk__gt=after)
-        return _rows(qs.order_by("id")[:n])
+        where, params = _excluding(replies, replies_params, exclude, after, "asc")
+        return rowsql.fetch(where, params, order="c.id ASC", limit=n)
 
     def first_page_rows(n):
         hot_limit = settings.COMMENTS_HOT_LIMIT
-        head = list(_rows(replies.order_by("-like_count", "id")[:hot_limit]))
+        head = rowsql.fetch(replies, replies_params, order="c.like_count DESC, c.id ASC", limit=hot_limit)
         return head, *_tail_after_head(head, head, hot_limit, n, tail_rows)
 
     page, next_cursor = _head_then_tail(
         scope=scope, cursor=cursor, limit=limit, first_page_rows=first_page_rows,
-        head_rows=lambda ids: _rows(replies.filter(pk__in=ids)), tail_rows=tail_rows,
+        head_rows=lambda ids: rowsql.fetch_ids(ids, replies, replies_params), tail_rows=tail_rows,
     )
     return Page(items=_in_order(page, present_comments(page, viewer)), next_cursor=next_cursor)
 
@@ -610,16 +564,18 @@ def list_flat(subject: Subject, viewer: Viewer, *, sort: str, limit: int, cursor
     also carries its chain of ancestors (one more query for all chains of the page)."""
     scope = f"{mode}:{subject.pk}:{sort}"
     after = _keyset_after(decode_cursor(cursor, scope))
-    qs = _rows(Comment.objects.filter(visible_q(viewer), subject_id=subject.pk))
-    rows, next_cursor = _keyset(qs, order="asc" if sort == "old" else "desc", key="id", after=after, limit=limit, scope=scope)
+    visible, visible_params = rowsql.visible_sql(viewer)
+    rows, next_cursor = _keyset(
+        f"c.subject_id = %s AND {visible}", [subject.pk, *visible_params],
+        order="asc" if sort == "old" else "desc", key="id", after=after, limit=limit, scope=scope,
+    )
     if mode != Mode.STACKED:
         return Page(items=_in_order(rows, present_comments(rows, viewer)), next_cursor=next_cursor)
-    ancestor_ids = {a for c in rows for a in c.ancestor_ids()}
-    ancestors = {c.pk: c for c in _rows(Comment.objects.filter(pk__in=ancestor_ids))} if ancestor_ids else {}
-    shown = present_comments(list(rows) + list(ancestors.values()), viewer)
+    ancestors = rowsql.fetch_ids({a for c in rows for a in c.ancestor_ids()})
+    shown = present_comments([*rows, *ancestors], viewer)
     items = []
     for c in rows:
-        item = dict(shown[c.pk])
+        item = dict(shown[c.pk])  # a row of the page may also sit in another row's chain
         item["chain"] = [shown[a] for a in c.ancestor_ids() if a in shown]
         items.append(item)
     return Page(items=items, next_cursor=next_cursor)
@@ -631,7 +587,7 @@ def comment_chain(comment: Comment, viewer: Viewer) -> list[dict]:
     if comment.reply_to_id is not None and comment.reply_to_id not in ids:
         # Stored as a sibling at the depth cap: the chain still ends with what it answers.
         ids = ids[:-1] + [comment.reply_to_id, comment.pk]
-    rows = {c.pk: c for c in _rows(Comment.objects.filter(pk__in=ids[:-1]))} if len(ids) > 1 else {}
+    rows = {c.pk: c for c in rowsql.fetch_ids(ids[:-1])}
     rows[comment.pk] = comment
     shown = present_comments(rows.values(), viewer)
     return [shown[i] for i in ids if i in shown]
@@ -642,10 +598,12 @@ def comment_tree(comment: Comment, viewer: Viewer, *, limit: int, cursor: str | 
     scope = f"tree:{comment.pk}"
     after = _keyset_after(decode_cursor(cursor, scope), kind=str)
     low, high = paths.subtree_bounds(comment.path)
-    qs = _rows(
-        Comment.objects.filter(visible_q(viewer) | Q(pk=comment.pk), subject_id=comment.subject_id, path__gte=low, path__lt=high)
+    visible, visible_params = rowsql.visible_sql(viewer)
+    rows, next_cursor = _keyset(
+        f"c.subject_id = %s AND c.path >= %s AND c.path < %s AND ({visible} OR c.id = %s)",
+        [comment.subject_id, low, high, *visible_params, comment.pk],
+        order="asc", key="path", after=after, limit=limit, scope=scope,
     )
-    rows, next_cursor = _keyset(qs, order="asc", key="path", after=after, limit=limit, scope=scope)
     return Page(items=_in_order(rows, present_comments(rows, viewer)), next_cursor=next_cursor)
 
 
@@ -654,18 +612,23 @@ def user_comments(author: User, user, *, limit: int, cursor: str | None) -> Page
     published (and, for mutual followers, friends-only) for others."""
     viewer = Viewer(user=_authenticated(user), is_moderator=bool(_authenticated(user) and user.is_staff))
     own = viewer.user is not None and viewer.user.pk == author.pk
-    qs = Comment.objects.filter(author_id=author.pk)
+    where, params = "c.author_id = %s", [author.pk]
     if own:
         viewer.is_moderator = False
     elif not viewer.is_moderator:
-        qs = qs.filter(status=Status.PUBLISHED)
-        public = Q(visibility=Visibility.PUBLIC)
-        if viewer.user is not None:
-            public |= Q(visibility=Visibility.FRIENDS, author_id__in=friend_ids_query(viewer.user.pk))
-        qs = qs.filter(public)
+        where += f" AND c.status = '{Status.PUBLISHED}'"
+        if viewer.user is None:
+            where += f" AND c.visibility = '{Visibility.PUBLIC}'"
+        else:
+            friends, friend_params = rowsql.friends_sql(viewer.user.pk)
+            where += (
+                f" AND (c.visibility = '{Visibility.PUBLIC}' OR "
+                f"(c.visibility = '{Visibility.FRIENDS}' AND c.author_id IN ({friends})))"
+            )
+            params += friend_params
     scope = f"user:{author.pk}"
     after = _keyset_after(decode_cursor(cursor, scope))
-    rows, next_cursor = _keyset(_rows(qs), order="desc", key="id", after=after, limit=limit, scope=scope)
+    rows, next_cursor = _keyset(where, params, order="desc", key="id", after=after, limit=limit, scope=scope)
     return Page(items=_in_order(rows, present_comments(rows, viewer)), next_cursor=next_cursor)
 
 
