@@ -24,11 +24,8 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             raw = header[1].decode("ascii")
         except UnicodeError:
             raise exceptions.AuthenticationFailed("Malformed token.") from None
-        token = (
-            ApiToken.objects.select_related("user")
-            .filter(key_hash=hashlib.sha256(raw.encode()).hexdigest())
-            .first()
-        )
+        found = ApiToken.objects.select_related("user").filter(key_hash=hashlib.sha256(raw.encode()).hexdigest())[:1]
+        token = found[0] if found else None
         if token is None or token.expires_at <= timezone.now() or not token.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid or expired token.")
         return token.user, token

@@ -136,9 +136,9 @@ def subject_for_viewer(subject_id: int, user) -> tuple[Subject, Viewer]:
     subject = (
         Subject.objects.select_related("site")
         .annotate(viewer_is_moderator=_moderator_annotation(user, "site_id"), **_friends_annotation(user))
-        .filter(pk=subject_id)
-        .first()
+        .filter(pk=subject_id)[:1]  # not first(): no ORDER BY for a primary key lookup
     )
+    subject = subject[0] if subject else None
     if subject is None:
         raise NotFound("Unknown subject.")
     return subject, _viewer(user, subject)
@@ -204,9 +204,9 @@ def comment_for_viewer(comment_id: int, user) -> tuple[Comment, Viewer]:
             *(f"subject__site__{f.name}" for f in Site._meta.concrete_fields),
         ))
         .annotate(viewer_is_moderator=_moderator_annotation(user, "subject__site_id"), **_friends_annotation(user))
-        .filter(pk=comment_id)
-        .first()
+        .filter(pk=comment_id)[:1]
     )
+    comment = comment[0] if comment else None
     if comment is None:
         raise NotFound("Unknown comment.")
     viewer = _viewer(user, comment)
