@@ -64,8 +64,8 @@ def run_content_checks(check: ContentCheck, initial: ContentDecision) -> Content
 #
 # * ``page_like_state(comments, user_id)`` answers from the live store (Redis): for
 #   ``comments`` as ``(comment_id, subject_id)`` pairs, ``{comment_id: (like_count, liked)}``
-#   for every one of them, in one round trip. It returns None when it cannot answer (no Redis
-#   configured, Redis down); the core then falls back to the database.
+#   in one round trip, for those whose state it holds. It returns None when it cannot answer
+#   at all (no Redis configured, Redis down); the core reads what is missing from the database.
 # * ``liked_sql(user_id)`` is the database fallback for ``liked``: an SQL boolean expression
 #   over the content row aliased ``cc`` (``cc.comment_id``) and its parameters, so the answer
 #   rides along with the content query instead of costing a query of its own.

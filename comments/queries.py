@@ -260,9 +260,12 @@ def present_comments(rows: Iterable[Comment], viewer: Viewer) -> dict[int, dict]
     """API-shaped dicts for ``rows``: one query for contents, and the like state from the live
     store in one round trip (or, without one, the viewer's likes in the same content query)."""
     rows = list({c.pk: c for c in rows}.values())
-    like_state = hooks.page_like_state([(c.pk, c.subject_id) for c in rows], viewer.user_id)
+    # Live like state where the store has it; the rest (no store, or comments whose state is
+    # not loaded) from the rows, with "liked" riding along the content query.
+    like_state = hooks.page_like_state([(c.pk, c.subject_id) for c in rows], viewer.user_id) or {}
     readable = [c.pk for c in rows if not _is_placeholder(viewer, c)]
-    contents = _contents(readable, None if like_state is not None else hooks.liked_sql(viewer.user_id))
+    every_live = all(c.pk in like_state for c in rows)
+    contents = _contents(readable, None if every_live else hooks.liked_sql(viewer.user_id))
     out = {}
     for c in rows:
         placeholder = _is_placeholder(viewer, c)
@@ -289,8 +292,8 @@ def present_comments(rows: Iterable[Comment], viewer: Viewer) -> dict[int, dict]
             "visibility": c.visibility,
             "pinned": c.pinned,
             "featured": c.featured,
-            "like_count": like_state[c.pk][0] if like_state is not None else c.like_count,
-            "liked": like_state[c.pk][1] if like_state is not None else content is not None and content[2],
+            "like_count": like_state[c.pk][0] if c.pk in like_state else c.like_count,
+            "liked": like_state[c.pk][1] if c.pk in like_state else content is not None and content[2],
             "reply_count": c.reply_count,
             "created_at": c.created_at,
             "edited_at": c.edited_at,

@@ -117,7 +117,7 @@ SELECT = (
 )
 
 
-def _aware(value):
+def aware(value):
     """Datetimes as the ORM returns them: aware, UTC (SQLite hands back naive UTC values)."""
     if value is not None and value.tzinfo is None:
         return value.replace(tzinfo=timezone.utc)
@@ -132,7 +132,7 @@ def _row(r: tuple) -> CommentRow:
         target = ReplyTarget(r[2], r[20], r[21], r[22], r[23], target_author)
     return CommentRow(
         r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), bool(r[11]),
-        r[12], r[13], r[14], _aware(r[15]), _aware(r[16]), author, target,
+        r[12], r[13], r[14], aware(r[15]), aware(r[16]), author, target,
     )
 
 

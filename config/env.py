@@ -39,6 +39,16 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
 
 
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {value!r}") from None
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     value = os.environ.get(name)
     if value is None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
-from .env import database_from_url, env_bool, env_int, env_list, env_str, parse_rate_limits, sqlite_database
+from .env import database_from_url, env_bool, env_float, env_int, env_list, env_str, parse_rate_limits, sqlite_database
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("COMMENTS_VAR_DIR", str(BASE_DIR / "var")))
@@ -109,6 +109,23 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
+# Likes (likes/): Redis-first like state, flushed to the database in batches.
+# The Redis holding like state and the event streams; the cache's Redis unless named. Without
+# one (the embedded default) likes are written straight to the database.
+LIKES_REDIS_URL = env_str("LIKES_REDIS_URL", REDIS_URL)
+LIKES_FLUSH_INTERVAL = env_float("LIKES_FLUSH_INTERVAL", 1.0)
+# Events read and written per database transaction by the flush.
+LIKES_FLUSH_BATCH = env_int("LIKES_FLUSH_BATCH", 5000)
+# A flush stops taking new batches after this many seconds (the next run goes on).
+LIKES_FLUSH_MAX_SECONDS = env_float("LIKES_FLUSH_MAX_SECONDS", 30.0)
+# Events read by a flush that died are taken over by the next run after this many seconds.
+LIKES_RECLAIM_IDLE = env_float("LIKES_RECLAIM_IDLE", 30.0)
+# A comment's like state stays in Redis this long after its last flushed change.
+LIKES_STATE_TTL = env_int("LIKES_STATE_TTL", 7 * 24 * 3600)
+# After a Redis failure, a process uses the database alone for this many seconds.
+LIKES_REDIS_RETRY = env_float("LIKES_REDIS_RETRY", 5.0)
+LIKES_REDIS_TIMEOUT = env_float("LIKES_REDIS_TIMEOUT", 0.5)
+
 # Celery: eager in-process unless a broker is named.
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
@@ -130,6 +147,12 @@ CELERY_BEAT_SCHEDULE = {
     "comments.reconcile_recent": {
         "task": "comments.reconcile_recent",
         "schedule": float(env_int("COMMENTS_RECONCILE_INTERVAL", 3600)),
+    },
+    "likes.flush": {
+        "task": "likes.flush",
+        "schedule": LIKES_FLUSH_INTERVAL,
+        # A flush that did not start within a few intervals is superseded by the next one.
+        "options": {"expires": max(5.0, 5 * LIKES_FLUSH_INTERVAL)},
     },
 }
 

@@ -6,6 +6,7 @@ from comments.health import healthz
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("comments.api.urls")),
+    path("api/v1/", include("likes.urls")),
     path("healthz", healthz, name="healthz"),
 ]
 

@@ -8,6 +8,14 @@ class LikesConfig(AppConfig):
     def ready(self) -> None:
         from comments import hooks
 
-        from .queries import liked_sql
+        from . import queries, services
 
-        hooks.register_liked_sql(liked_sql)
+        hooks.register_liked_sql(queries.liked_sql)
+        hooks.register_page_like_state(queries.page_like_state)
+        hooks.comment_posted.connect(_new_comment_has_no_likes, dispatch_uid="likes.new_comment")
+
+
+def _new_comment_has_no_likes(sender, *, comment_id: int, subject_id: int, **kwargs) -> None:
+    from .services import like_state_mark_empty
+
+    like_state_mark_empty(comments=[(comment_id, subject_id)])

@@ -1,14 +1,120 @@
-"""Like state read from the database (the embedded default, and Redis' fallback)."""
+"""Every read of the likes app: the like state of a page of comments and the likers list,
+from Redis when it holds them, else from the database."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
 from django.db import connection
 
+from comments.models import User
+from comments.queries import decode_cursor, encode_cursor, present_user
+from comments.exceptions import InvalidInput
+from comments.rowsql import aware
+
+from . import live, state
 from .models import Like
+
+_LIKE = connection.ops.quote_name(Like._meta.db_table)
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def liked_sql(user_id: int) -> tuple[str, list]:
     """Over a ``comment_content`` row aliased ``cc``: does ``user_id`` like that comment? One
-    probe of the ``(comment, user)`` unique index."""
-    table = connection.ops.quote_name(Like._meta.db_table)
-    return f"EXISTS (SELECT 1 FROM {table} lk WHERE lk.comment_id = cc.comment_id AND lk.user_id = %s)", [user_id]
+    probe of the ``like_liked_by_user`` index."""
+    return (
+        f"EXISTS (SELECT 1 FROM {_LIKE} lk WHERE lk.comment_id = cc.comment_id AND lk.user_id = %s AND lk.active)",
+        [user_id],
+    )
+
+
+def page_like_state(comments: list[tuple[int, int]], user_id: int | None) -> dict[int, tuple[int, bool]] | None:
+    """Live ``{comment_id: (like_count, liked)}`` for a page, in one Redis round trip. Comments
+    whose state is not loaded are left out (the page reads them from the database, which is
+    exact for them: their actions were all flushed before the state went); None without
+    Redis."""
+    r = state.client()
+    if r is None:
+        return None
+    try:
+        return live.page_state(r, comments, user_id)
+    except live.ERRORS as exc:
+        live.mark_down(exc)
+        return None
+
+
+@dataclass
+class LikersPage:
+    items: list[dict]
+    next_cursor: str | None
+
+
+def likers(comment, *, limit: int, cursor: str | None) -> LikersPage:
+    """Who likes ``comment``, oldest like first: ``{"user", "liked_at"}`` items. The cursor
+    holds the last item's (like time in µs, user id)."""
+    scope = f"likers:{comment.pk}"
+    position = decode_cursor(cursor, scope)
+    after = None
+    if position is not None:
+        after = (position.get("t"), position.get("u"))
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in after):
+            raise InvalidInput("Malformed cursor.", fields={"cursor": ["Malformed cursor."]})
+    rows = _likers_live(comment, after, limit)
+    if rows is None:
+        rows = _likers_stored(comment.pk, after, limit)
+    page = rows[:limit]
+    faces = {u.pk: u for u in User.objects.filter(pk__in=[u for u, _ in page]).only("id", "username", "display_name", "avatar_url")}
+    items = [
+        {"user": present_user(faces[user_id]), "liked_at": _from_micros(micros)}
+        for user_id, micros in page
+        if user_id in faces
+    ]
+    next_cursor = None
+    if len(rows) > limit:
+        last_user, last_micros = page[-1]
+        next_cursor = encode_cursor(scope, {"t": last_micros, "u": last_user})
+    return LikersPage(items=items, next_cursor=next_cursor)
+
+
+def _from_micros(micros: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=micros)
+
+
+def _likers_live(comment, after, limit) -> list[tuple[int, int]] | None:
+    """``(user_id, µs)`` from Redis (its times are whole milliseconds), loading the state
+    first if it is not there; None when Redis cannot answer."""
+    r = state.client()
+    if r is None:
+        return None
+    redis_after = None if after is None else (after[0] // 1000, after[1])
+    try:
+        for _ in range(3):
+            rows = live.likers_page(
+                r, subject_id=comment.subject_id, comment_id=comment.pk, after=redis_after, limit=limit
+            )
+            if rows is not None:
+                return [(user_id, at_ms * 1000) for user_id, at_ms in rows]
+            state.load(r, comment_id=comment.pk, subject_id=comment.subject_id)
+    except (*live.ERRORS, state.LoadTimeout) as exc:
+        live.mark_down(exc)
+    return None
+
+
+def _likers_stored(comment_id: int, after, limit: int) -> list[tuple[int, int]]:
+    """``(user_id, µs)`` from the like rows, by the ``like_likers_by_time`` index."""
+    where, params = "comment_id = %s AND active", [comment_id]
+    if after is not None:
+        where += " AND (created_at > %s OR (created_at = %s AND user_id > %s))"
+        moment = connection.ops.adapt_datetimefield_value(_from_micros(after[0]))
+        params += [moment, moment, after[1]]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT user_id, created_at FROM {_LIKE} WHERE {where} ORDER BY created_at, user_id LIMIT %s",
+            [*params, limit + 1],
+        )
+        return [(user_id, _micros(aware(created_at))) for user_id, created_at in cursor.fetchall()]
+
+
+def _micros(moment: datetime) -> int:
+    return (moment - _EPOCH) // timedelta(microseconds=1)

@@ -14,6 +14,13 @@ def _no_rate_limits(settings):
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Factories give every user a password; the production hasher's deliberate slowness
+    (hundreds of milliseconds each) would dominate the suite's time."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _clear_cache():
     cache.clear()
     yield

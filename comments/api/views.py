@@ -25,7 +25,7 @@ ERRORS = {
 }
 
 
-def _errors(*codes):
+def error_responses(*codes):
     return {code: ERRORS[code] for code in codes}
 
 
@@ -73,7 +73,7 @@ class TokenView(ApiView):
     def get_throttles(self):
         return throttles("login")
 
-    @extend_schema(request=s.TokenIn, responses={200: s.TokenOut, **_errors(400, 401)}, summary="Log in with a password")
+    @extend_schema(request=s.TokenIn, responses={200: s.TokenOut, **error_responses(400, 401)}, summary="Log in with a password")
     def post(self, request):
         data = validated(s.TokenIn, request.data)
         user = authenticate(request, username=data["username"], password=data["password"])
@@ -88,7 +88,7 @@ class SsoView(ApiView):
     def get_throttles(self):
         return throttles("login")
 
-    @extend_schema(request=s.SsoIn, responses={200: s.TokenOut, **_errors(400, 401)}, summary="Sign in with a host site's SSO payload")
+    @extend_schema(request=s.SsoIn, responses={200: s.TokenOut, **error_responses(400, 401)}, summary="Sign in with a host site's SSO payload")
     def post(self, request):
         data = validated(s.SsoIn, request.data)
         try:
@@ -113,7 +113,7 @@ class CsrfView(ApiView):
 class MeView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: s.UserOut, **_errors(401)}, summary="The current user")
+    @extend_schema(responses={200: s.UserOut, **error_responses(401)}, summary="The current user")
     def get(self, request):
         return Response(queries.present_user(request.user))
 
@@ -124,7 +124,7 @@ class MeView(ApiView):
 class SubjectsView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=s.SubjectIn, responses={200: s.SubjectOut, 201: s.SubjectOut, **_errors(400, 401, 404)}, summary="Get or create a subject")
+    @extend_schema(request=s.SubjectIn, responses={200: s.SubjectOut, 201: s.SubjectOut, **error_responses(400, 401, 404)}, summary="Get or create a subject")
     def post(self, request):
         data = validated(s.SubjectIn, request.data)
         site = queries.site_by_key(data["site"])
@@ -133,19 +133,19 @@ class SubjectsView(ApiView):
 
 
 class SubjectLookupView(ApiView):
-    @extend_schema(parameters=[s.SubjectLookupParams], responses={200: s.SubjectOut, **_errors(400, 404)}, summary="Find a subject by site and key")
+    @extend_schema(parameters=[s.SubjectLookupParams], responses={200: s.SubjectOut, **error_responses(400, 404)}, summary="Find a subject by site and key")
     def get(self, request):
         params = query_params(request, s.SubjectLookupParams)
         return Response(subject_out(queries.subject_lookup(params["site"], params["key"])))
 
 
 class SubjectDetailView(ApiView):
-    @extend_schema(responses={200: s.SubjectOut, **_errors(404)}, summary="A subject")
+    @extend_schema(responses={200: s.SubjectOut, **error_responses(404)}, summary="A subject")
     def get(self, request, subject_id: int):
         subject, _ = queries.subject_for_viewer(subject_id, request.user)
         return Response(subject_out(subject))
 
-    @extend_schema(request=s.SubjectPatchIn, responses={200: s.SubjectOut, **_errors(400, 401, 403, 404)}, summary="Change mode, state or title (moderators)")
+    @extend_schema(request=s.SubjectPatchIn, responses={200: s.SubjectOut, **error_responses(400, 401, 403, 404)}, summary="Change mode, state or title (moderators)")
     def patch(self, request, subject_id: int):
         if not request.user.is_authenticated:
             raise NotAuthenticated()
@@ -161,7 +161,7 @@ class CountsView(ApiView):
             OpenApiParameter("site", str, required=True),
             OpenApiParameter("key", str, many=True, required=True, description="1 to 100 subject keys"),
         ],
-        responses={200: s.CountsOut, **_errors(400)},
+        responses={200: s.CountsOut, **error_responses(400)},
         summary="Public comment counts of many subjects",
     )
     def get(self, request):
@@ -180,7 +180,7 @@ class SubjectCommentsView(ApiView):
     def get_throttles(self):
         return throttles("post") if self.request.method == "POST" else []
 
-    @extend_schema(parameters=[s.CommentListParams], responses={200: s.CommentPageOut, **_errors(400, 404)}, summary="List a subject's comments in a display mode")
+    @extend_schema(parameters=[s.CommentListParams], responses={200: s.CommentPageOut, **error_responses(400, 404)}, summary="List a subject's comments in a display mode")
     def get(self, request, subject_id: int):
         params = query_params(request, s.CommentListParams)
         subject, viewer = queries.subject_for_viewer(subject_id, request.user)
@@ -191,7 +191,7 @@ class SubjectCommentsView(ApiView):
             )
         )
 
-    @extend_schema(request=s.CommentIn, responses={201: s.CommentOut, **_errors(400, 401, 403, 404)}, summary="Post a comment or a reply")
+    @extend_schema(request=s.CommentIn, responses={201: s.CommentOut, **error_responses(400, 401, 403, 404)}, summary="Post a comment or a reply")
     def post(self, request, subject_id: int):
         if not request.user.is_authenticated:
             raise NotAuthenticated()
@@ -206,12 +206,12 @@ class SubjectCommentsView(ApiView):
 
 
 class CommentDetailView(ApiView):
-    @extend_schema(responses={200: s.CommentOut, **_errors(404)}, summary="A comment")
+    @extend_schema(responses={200: s.CommentOut, **error_responses(404)}, summary="A comment")
     def get(self, request, comment_id: int):
         comment, viewer = queries.comment_for_viewer(comment_id, request.user)
         return Response(queries.present_comments([comment], viewer)[comment.pk])
 
-    @extend_schema(request=s.CommentPatchIn, responses={200: s.CommentOut, **_errors(400, 401, 403, 404)}, summary="Edit within the edit window (author)")
+    @extend_schema(request=s.CommentPatchIn, responses={200: s.CommentOut, **error_responses(400, 401, 403, 404)}, summary="Edit within the edit window (author)")
     def patch(self, request, comment_id: int):
         if not request.user.is_authenticated:
             raise NotAuthenticated()
@@ -221,7 +221,7 @@ class CommentDetailView(ApiView):
         comment, viewer = queries.comment_for_viewer(comment_id, request.user)
         return Response(queries.present_comments([comment], viewer)[comment.pk])
 
-    @extend_schema(responses={204: None, **_errors(401, 403, 404)}, summary="Soft-delete (author or moderator)")
+    @extend_schema(responses={204: None, **error_responses(401, 403, 404)}, summary="Soft-delete (author or moderator)")
     def delete(self, request, comment_id: int):
         if not request.user.is_authenticated:
             raise NotAuthenticated()
@@ -231,7 +231,7 @@ class CommentDetailView(ApiView):
 
 
 class CommentRepliesView(ApiView):
-    @extend_schema(parameters=[s.ReplyListParams], responses={200: s.PlainCommentPageOut, **_errors(400, 404)}, summary="Every reply in a top-level comment's thread")
+    @extend_schema(parameters=[s.ReplyListParams], responses={200: s.PlainCommentPageOut, **error_responses(400, 404)}, summary="Every reply in a top-level comment's thread")
     def get(self, request, comment_id: int):
         params = query_params(request, s.ReplyListParams)
         comment, viewer = queries.comment_for_viewer(comment_id, request.user)
@@ -239,14 +239,14 @@ class CommentRepliesView(ApiView):
 
 
 class CommentChainView(ApiView):
-    @extend_schema(responses={200: s.ChainOut, **_errors(404)}, summary="The chain from the top-level comment down to this one")
+    @extend_schema(responses={200: s.ChainOut, **error_responses(404)}, summary="The chain from the top-level comment down to this one")
     def get(self, request, comment_id: int):
         comment, viewer = queries.comment_for_viewer(comment_id, request.user)
         return Response({"items": queries.comment_chain(comment, viewer)})
 
 
 class CommentTreeView(ApiView):
-    @extend_schema(parameters=[s.PageParams], responses={200: s.PlainCommentPageOut, **_errors(400, 404)}, summary="A comment and its subtree, depth-first")
+    @extend_schema(parameters=[s.PageParams], responses={200: s.PlainCommentPageOut, **error_responses(400, 404)}, summary="A comment and its subtree, depth-first")
     def get(self, request, comment_id: int):
         params = query_params(request, s.PageParams)
         comment, viewer = queries.comment_for_viewer(comment_id, request.user)
@@ -254,7 +254,7 @@ class CommentTreeView(ApiView):
 
 
 class UserCommentsView(ApiView):
-    @extend_schema(parameters=[s.PageParams], responses={200: s.PlainCommentPageOut, **_errors(400, 404)}, summary="A user's comments, newest first")
+    @extend_schema(parameters=[s.PageParams], responses={200: s.PlainCommentPageOut, **error_responses(400, 404)}, summary="A user's comments, newest first")
     def get(self, request, user_id: int):
         params = query_params(request, s.PageParams)
         author = queries.user_by_id(user_id)
@@ -268,11 +268,11 @@ class FollowView(ApiView):
         following, mutual = services.follow_set(follower=request.user, followee_id=user_id, following=following)
         return Response({"following": following, "mutual": mutual})
 
-    @extend_schema(request=None, responses={200: s.FollowOut, **_errors(400, 401, 404)}, summary="Follow a user")
+    @extend_schema(request=None, responses={200: s.FollowOut, **error_responses(400, 401, 404)}, summary="Follow a user")
     def put(self, request, user_id: int):
         return self._set(request, user_id, True)
 
-    @extend_schema(request=None, responses={200: s.FollowOut, **_errors(400, 401, 404)}, summary="Unfollow a user")
+    @extend_schema(request=None, responses={200: s.FollowOut, **error_responses(400, 401, 404)}, summary="Unfollow a user")
     def delete(self, request, user_id: int):
         return self._set(request, user_id, False)
 

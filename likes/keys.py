@@ -1,0 +1,36 @@
+"""Every Redis key of the likes app, built in one place.
+
+Keys of one subject carry the hash tag ``{s<subject_id>}``, so the multi-key scripts (a
+comment's likers and its subject's event stream) stay in one slot of a Redis Cluster.
+"""
+
+from __future__ import annotations
+
+PREFIX = "lk"
+# Subjects with recent events, scored by the time of their last event: the flush's work list.
+DIRTY_SUBJECTS = f"{PREFIX}:dirty"
+# The consumer group of every event stream.
+FLUSH_GROUP = "flush"
+
+
+def _tag(subject_id: int) -> str:
+    return f"{PREFIX}:{{s{subject_id}}}"
+
+
+def likers(subject_id: int, comment_id: int) -> str:
+    """Sorted set: user id -> like time (ms), plus a sentinel member marking the state loaded."""
+    return f"{_tag(subject_id)}:c{comment_id}"
+
+
+def likers_build(subject_id: int, comment_id: int, token: str) -> str:
+    """Where a rebuild assembles the likers before renaming them into place."""
+    return f"{_tag(subject_id)}:c{comment_id}:build:{token}"
+
+
+def rebuild_lock(subject_id: int, comment_id: int) -> str:
+    return f"{_tag(subject_id)}:c{comment_id}:lock"
+
+
+def events(subject_id: int) -> str:
+    """Stream of like/unlike actions of one subject, drained by the flush."""
+    return f"{_tag(subject_id)}:ev"

@@ -1,0 +1,347 @@
+"""Like state in Redis: the live answer to every like, unlike, count and "liked" flag.
+
+Per comment, a sorted set of its likers (member = user id, score = like time in ms) plus a
+sentinel member, so that a comment with no likers still has a key: "loaded, nobody likes it"
+(the negative entry) is told apart from "not loaded" (evicted, Redis restarted). Count =
+cardinality - 1; "did I like it" = the member's score; the likers list = a range by rank.
+
+Each like or unlike is one Lua script: it changes the set and appends the action, as absolute
+state ("user U likes / does not like comment C"), to the subject's event stream, which the
+flush (``services.likes_flush``) drains into the database. The script runs only on a loaded
+key; on a missing one it answers "cold" and the caller rebuilds the state from the database
+first (``services.like_state_load``).
+
+When Redis is not configured, or failed within the last ``LIKES_REDIS_RETRY`` seconds,
+``client()`` answers None and callers use the database alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+
+import redis
+from django.conf import settings
+from django.core.signals import setting_changed
+
+from . import keys
+
+logger = logging.getLogger("likes")
+
+SENTINEL = "0"  # never a user id; scored -inf so it sorts before every liker
+ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+
+_lock = threading.Lock()
+_client: redis.Redis | None = None
+_client_url: str | None = None
+_down_until = 0.0
+_recovering = False
+
+
+def client() -> redis.Redis | None:
+    """The Redis of like state; None when there is none, or while it is considered down."""
+    global _client, _client_url
+    url = settings.LIKES_REDIS_URL
+    if not url or time.monotonic() < _down_until:
+        return None
+    if _client is None or _client_url != url:
+        with _lock:
+            if _client is None or _client_url != url:
+                timeout = settings.LIKES_REDIS_TIMEOUT
+                _client = redis.Redis.from_url(
+                    url, decode_responses=True, socket_timeout=timeout, socket_connect_timeout=timeout,
+                    health_check_interval=30,
+                )
+                _client_url = url
+    return _client
+
+
+def mark_down(exc: BaseException) -> None:
+    """Stop using Redis in this process for ``LIKES_REDIS_RETRY`` seconds."""
+    global _down_until, _recovering
+    logger.warning("likes: Redis unavailable (%s); using the database for %.0f s", exc, settings.LIKES_REDIS_RETRY)
+    _down_until = time.monotonic() + settings.LIKES_REDIS_RETRY
+    _recovering = True
+
+
+def take_recovery() -> bool:
+    """True once after Redis came back from being down in this process: the caller then drops
+    the Redis state of comments written to the database meanwhile."""
+    global _recovering
+    if _recovering:
+        _recovering = False
+        return True
+    return False
+
+
+def _reset(**kwargs) -> None:
+    global _client, _client_url, _down_until, _recovering
+    if kwargs.get("setting") in {"LIKES_REDIS_URL", "LIKES_REDIS_TIMEOUT", None}:
+        _client, _client_url, _down_until, _recovering = None, None, 0.0, False
+
+
+setting_changed.connect(_reset)
+
+
+def reset() -> None:
+    """Forget the client and any outage (tests, after forking)."""
+    _reset(setting=None)
+
+
+# --- scripts -------------------------------------------------------------------------------
+
+
+class Script:
+    """A Lua script run by its SHA, loaded on the first NOSCRIPT (one round trip normally)."""
+
+    def __init__(self, source: str):
+        self.source = source
+        import hashlib
+
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+    def __call__(self, r: redis.Redis, keys_: list[str], args: list) -> object:
+        try:
+            return r.evalsha(self.sha, len(keys_), *keys_, *args)
+        except redis.exceptions.NoScriptError:
+            r.script_load(self.source)
+            return r.evalsha(self.sha, len(keys_), *keys_, *args)
+
+    def queue(self, pipe, keys_: list[str], args: list) -> None:
+        pipe.evalsha(self.sha, len(keys_), *keys_, *args)
+
+
+# KEYS: likers, events. ARGV: user id, 1 (like) | 0 (unlike), comment id.
+# -> {count, liked}, or {-1, 0} when the state is not loaded.
+# The action is appended even when it changes nothing here: the state may be behind the
+# database (written directly during an outage), and the flush applies the newest action.
+LIKE = Script(
+    """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+local now = redis.call('TIME')
+local at = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+if ARGV[2] == '1' then
+  local old = redis.call('ZSCORE', KEYS[1], ARGV[1])
+  if old then at = tonumber(old) else redis.call('ZADD', KEYS[1], at, ARGV[1]) end
+else
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
+redis.call('XADD', KEYS[2], '*', 'c', ARGV[3], 'u', ARGV[1], 'l', ARGV[2], 't', string.format('%d', at))
+redis.call('PERSIST', KEYS[1])
+return {redis.call('ZCARD', KEYS[1]) - 1, tonumber(ARGV[2])}
+"""
+)
+
+# KEYS: build key, likers. ARGV: ttl seconds. Moves a finished rebuild into place unless a
+# concurrent one got there first. -> 1 when placed.
+PUBLISH = Script(
+    """
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('RENAME', KEYS[1], KEYS[2])
+  redis.call('EXPIRE', KEYS[2], ARGV[1])
+  return 1
+end
+redis.call('DEL', KEYS[1])
+return 0
+"""
+)
+
+# KEYS: lock. ARGV: token. Releases the lock only if it is still ours.
+RELEASE = Script(
+    """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+)
+
+# KEYS: likers. ARGV: after score ('' for the first page), after member, n.
+# -> up to n + 1 {member, score, ...} after (score, member) in the set's order, or nil when the
+# state is not loaded. Rank 0 is the sentinel.
+LIKERS = Script(
+    """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local n = tonumber(ARGV[3])
+local start, ties, after = 1, 0, nil
+if ARGV[1] ~= '' then
+  after = tonumber(ARGV[1])
+  start = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ARGV[1])
+  ties = redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[1])
+end
+local rows = redis.call('ZRANGE', KEYS[1], start, start + ties + n, 'WITHSCORES')
+local out = {}
+for i = 1, #rows, 2 do
+  if not (after and tonumber(rows[i + 1]) == after and rows[i] <= ARGV[2]) then
+    out[#out + 1] = rows[i]
+    out[#out + 1] = rows[i + 1]
+    if #out >= 2 * (n + 1) then break end
+  end
+end
+return out
+"""
+)
+
+# KEYS: dirty set. ARGV: subject id, score seen. Forgets a drained subject unless an event
+# came in since its score was read.
+FORGET_DIRTY = Script(
+    """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) <= tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
+"""
+)
+
+
+# --- reads ---------------------------------------------------------------------------------
+
+
+def page_state(r: redis.Redis, comments: list[tuple[int, int]], user_id: int | None) -> dict[int, tuple[int, bool]]:
+    """``{comment_id: (like_count, liked)}`` for the loaded comments among ``comments``
+    (``(comment_id, subject_id)`` pairs), in one round trip; comments not loaded are left out."""
+    pipe = r.pipeline(transaction=False)
+    for comment_id, subject_id in comments:
+        key = keys.likers(subject_id, comment_id)
+        pipe.zcard(key)
+        if user_id is not None:
+            pipe.zscore(key, user_id)
+    replies = pipe.execute()
+    step = 1 if user_id is None else 2
+    state = {}
+    for index, (comment_id, _) in enumerate(comments):
+        cardinality = replies[index * step]
+        if cardinality:
+            state[comment_id] = (cardinality - 1, user_id is not None and replies[index * step + 1] is not None)
+    return state
+
+
+# --- writes --------------------------------------------------------------------------------
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def like(r: redis.Redis, *, subject_id: int, comment_id: int, user_id: int, liked: bool) -> tuple[int, bool] | None:
+    """Apply one action; ``(count, liked)``, or None when the comment's state is not loaded.
+    The subject is registered for the flush before the action is appended, in the same round
+    trip, so an appended action always belongs to a registered subject."""
+    pipe = r.pipeline(transaction=False)
+    pipe.zadd(keys.DIRTY_SUBJECTS, {str(subject_id): now_ms()})
+    LIKE.queue(pipe, [keys.likers(subject_id, comment_id), keys.events(subject_id)], [user_id, int(liked), comment_id])
+    _, result = pipe.execute(raise_on_error=False)
+    if isinstance(result, redis.exceptions.NoScriptError):
+        result = LIKE(r, [keys.likers(subject_id, comment_id), keys.events(subject_id)], [user_id, int(liked), comment_id])
+    elif isinstance(result, Exception):
+        raise result
+    count, now_liked = result
+    if count < 0:
+        return None
+    return count, bool(now_liked)
+
+
+def mark_empty(r: redis.Redis, comments: list[tuple[int, int]]) -> None:
+    """Load the state of comments known to have no likes (just posted): the negative entry, so
+    they never need a rebuild."""
+    pipe = r.pipeline(transaction=False)
+    for comment_id, subject_id in comments:
+        key = keys.likers(subject_id, comment_id)
+        pipe.zadd(key, {SENTINEL: float("-inf")})
+        pipe.expire(key, settings.LIKES_STATE_TTL)
+    pipe.execute()
+
+
+def likers_page(r: redis.Redis, *, subject_id: int, comment_id: int, after: tuple[int, int] | None, limit: int):
+    """Up to ``limit + 1`` ``(user_id, liked_at_ms)`` after ``after`` = (ms, user id), oldest
+    first; None when the state is not loaded."""
+    args = ["", "", limit] if after is None else [after[0], str(after[1]), limit]
+    rows = LIKERS(r, [keys.likers(subject_id, comment_id)], args)
+    if rows is None:
+        return None
+    return [(int(rows[i]), int(float(rows[i + 1]))) for i in range(0, len(rows), 2)]
+
+
+# --- rebuilding ----------------------------------------------------------------------------
+
+
+def acquire(r: redis.Redis, lock_key: str, token: str, ttl_ms: int) -> bool:
+    return bool(r.set(lock_key, token, nx=True, px=ttl_ms))
+
+
+def release(r: redis.Redis, lock_key: str, token: str) -> None:
+    RELEASE(r, [lock_key], [token])
+
+
+def publish(r: redis.Redis, build_key: str, key: str) -> bool:
+    return bool(PUBLISH(r, [build_key, key], [settings.LIKES_STATE_TTL]))
+
+
+def is_loaded(r: redis.Redis, key: str) -> bool:
+    return bool(r.exists(key))
+
+
+def drop(r: redis.Redis, comments: list[tuple[int, int]]) -> None:
+    if comments:
+        r.delete(*(keys.likers(s, c) for c, s in comments))
+
+
+# --- the event streams ---------------------------------------------------------------------
+
+
+def consumer_name() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def dirty_subjects(r: redis.Redis) -> list[tuple[int, float]]:
+    return [(int(member), score) for member, score in r.zrange(keys.DIRTY_SUBJECTS, 0, -1, withscores=True)]
+
+
+def forget_dirty(r: redis.Redis, subject_id: int, score: float) -> None:
+    FORGET_DIRTY(r, [keys.DIRTY_SUBJECTS], [subject_id, score])
+
+
+def ensure_group(r: redis.Redis, stream: str) -> None:
+    try:
+        r.xgroup_create(stream, keys.FLUSH_GROUP, id="0", mkstream=True)
+    except redis.exceptions.ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+def read_events(r: redis.Redis, stream: str, consumer: str, count: int, reclaim_idle_ms: int) -> list[tuple[str, dict]]:
+    """Up to ``count`` entries for this consumer: first those another consumer read and did
+    not acknowledge for ``reclaim_idle_ms`` (it died), then new ones."""
+    claimed = r.xautoclaim(stream, keys.FLUSH_GROUP, consumer, reclaim_idle_ms, start_id="0-0", count=count)
+    entries = [e for e in claimed[1] if e and e[1]]
+    if len(entries) < count:
+        fresh = r.xreadgroup(keys.FLUSH_GROUP, consumer, {stream: ">"}, count=count - len(entries))
+        for _, stream_entries in fresh or []:
+            entries.extend(e for e in stream_entries if e and e[1])
+    return entries
+
+
+def acknowledge(r: redis.Redis, stream: str, entry_ids: list[str], touched: list[tuple[int, int]]) -> None:
+    """Acknowledge and delete applied entries; the touched comments' state may expire again."""
+    pipe = r.pipeline(transaction=False)
+    pipe.xack(stream, keys.FLUSH_GROUP, *entry_ids)
+    pipe.xdel(stream, *entry_ids)
+    for comment_id, subject_id in touched:
+        pipe.expire(keys.likers(subject_id, comment_id), settings.LIKES_STATE_TTL)
+    pipe.execute()
+
+
+def stream_length(r: redis.Redis, stream: str) -> int:
+    return r.xlen(stream)
+
+
+def stream_entries(r: redis.Redis, stream: str) -> list[tuple[str, dict]]:
+    """Every entry still in the stream (read or not): the actions not yet known to be in the
+    database. The flush deletes what it applied, so this is about a second's worth."""
+    return [e for e in r.xrange(stream, "-", "+") if e and e[1]]
+
+
+def entry_version(entry_id: str) -> int:
+    """A stream entry id ``<ms>-<seq>`` as one integer that orders like the ids."""
+    ms, seq = entry_id.split("-")
+    return (int(ms) << 20) | int(seq)

@@ -1,0 +1,332 @@
+"""Every write of the likes app.
+
+A like is answered from Redis (``live``) and reaches the database later, in batches, through
+``likes_flush``; without Redis (the embedded default, or Redis down) it is written to the
+database at once. Both roads end in ``like_actions_apply``, the one function that writes like
+rows and counts, idempotently: applying an action twice, or an older action after a newer
+one, changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Iterable
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from comments.exceptions import NotFound
+from comments.models import GONE_STATUSES, Comment, Subject, User
+from comments.rowsql import aware
+
+from . import keys, live, state
+from .models import Like, StaleLikeState
+
+# Direct writes get versions above any stream entry of the same millisecond.
+_DIRECT_SEQUENCE = (1 << 20) - 1
+_MAX_PAIRS_PER_STATEMENT = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class LikeAction:
+    """User ``user_id`` likes (or no longer likes) comment ``comment_id`` as of ``version``;
+    ``at`` is the like's time. ``version`` None: newer than anything applied so far."""
+
+    comment_id: int
+    user_id: int
+    liked: bool
+    at: datetime
+    version: int | None = None
+
+
+# --- the one writer of like rows ------------------------------------------------------------
+
+
+def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = False) -> dict[int, int]:
+    """Write the newest action of each (comment, user) pair that is newer than what its row
+    holds, and move ``like_count`` by the difference; ``{comment_id: change}``.
+
+    One transaction. Actions on comments or users that no longer exist are dropped. Lock
+    order as in the comment core: the subjects' rows first, then like rows, then comments.
+    ``mark_stale``: also record the comments as having Redis state that fell behind."""
+    newest: dict[tuple[int, int], LikeAction] = {}
+    for action in actions:
+        pair = (action.comment_id, action.user_id)
+        held = newest.get(pair)
+        if held is None or _newer(action, held):
+            newest[pair] = action
+    if not newest:
+        return {}
+    comment_subjects = dict(
+        Comment.objects.filter(pk__in={c for c, _ in newest}).values_list("pk", "subject_id")
+    )
+    users = set(User.objects.filter(pk__in={u for _, u in newest}).values_list("pk", flat=True))
+    newest = {pair: a for pair, a in newest.items() if pair[0] in comment_subjects and pair[1] in users}
+    if not newest:
+        return {}
+    changes: dict[int, int] = defaultdict(int)
+    with transaction.atomic():
+        list(
+            Subject.objects.select_for_update().filter(pk__in=set(comment_subjects.values()))
+            .order_by("pk").values_list("pk", flat=True)
+        )
+        # Every pair gets a row to lock: rows that do not exist yet start inactive at version 0.
+        Like.objects.bulk_create(
+            [
+                Like(comment_id=c, user_id=u, subject_id=comment_subjects[c], created_at=a.at, active=False, version=0)
+                for (c, u), a in newest.items()
+            ],
+            ignore_conflicts=True,
+            batch_size=_MAX_PAIRS_PER_STATEMENT,
+        )
+        updates = []
+        for row_id, comment_id, user_id, active, version, created_at in _locked_rows(list(newest)):
+            action = newest[(comment_id, user_id)]
+            new_version = action.version if action.version is not None else max(version + 1, _clock_version())
+            if new_version <= version:
+                continue
+            if action.liked and not active:
+                created_at = action.at  # a new like (a repeated one keeps its time)
+            updates.append((row_id, action.liked, new_version, connection.ops.adapt_datetimefield_value(created_at)))
+            if action.liked != bool(active):
+                changes[comment_id] += 1 if action.liked else -1
+        _update_rows(updates)
+        _add_like_counts({c: d for c, d in changes.items() if d})
+        if mark_stale:
+            for comment_id in {c for c, _ in newest}:
+                StaleLikeState.objects.update_or_create(
+                    comment_id=comment_id,
+                    defaults={"subject_id": comment_subjects[comment_id], "created_at": _now()},
+                )
+        _pause_point("inside")
+    return {c: d for c, d in changes.items() if d}
+
+
+def _newer(action: LikeAction, held: LikeAction) -> bool:
+    if action.version is None:
+        return True
+    return held.version is not None and action.version > held.version
+
+
+def _clock_version() -> int:
+    return (live.now_ms() << 20) | _DIRECT_SEQUENCE
+
+
+def _now() -> datetime:
+    from django.utils import timezone
+
+    return timezone.now()
+
+
+def _locked_rows(pairs: list[tuple[int, int]]):
+    """``(id, comment_id, user_id, active, version, created_at)`` of the pairs' rows, locked."""
+    table = connection.ops.quote_name(Like._meta.db_table)
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    rows = []
+    with connection.cursor() as cursor:
+        for start in range(0, len(pairs), _MAX_PAIRS_PER_STATEMENT):
+            chunk = pairs[start : start + _MAX_PAIRS_PER_STATEMENT]
+            values = ", ".join(["(%s, %s)"] * len(chunk))
+            cursor.execute(
+                f"SELECT id, comment_id, user_id, active, version, created_at FROM {table} "
+                f"WHERE (comment_id, user_id) IN (VALUES {values}) ORDER BY id{lock}",
+                [v for pair in chunk for v in pair],
+            )
+            rows.extend(cursor.fetchall())
+    return [(i, c, u, bool(a), v, aware(t)) for i, c, u, a, v, t in rows]
+
+
+def _update_rows(updates: list[tuple[int, bool, int, object]]) -> None:
+    """Set active, version and created_at of like rows, one statement per chunk:
+    ``UPDATE ... FROM (VALUES ...)`` (PostgreSQL and SQLite >= 3.33 alike)."""
+    table = connection.ops.quote_name(Like._meta.db_table)
+    with connection.cursor() as cursor:
+        for start in range(0, len(updates), _MAX_PAIRS_PER_STATEMENT):
+            chunk = updates[start : start + _MAX_PAIRS_PER_STATEMENT]
+            values = ", ".join(["(%s, %s, %s, %s)"] * len(chunk))
+            cursor.execute(
+                f"UPDATE {table} SET active = v.column2, version = v.column3, created_at = v.column4 "
+                f"FROM (VALUES {values}) AS v WHERE {table}.id = v.column1",
+                [v for row in chunk for v in row],
+            )
+
+
+def _add_like_counts(changes: dict[int, int]) -> None:
+    if not changes:
+        return
+    table = connection.ops.quote_name(Comment._meta.db_table)
+    items = sorted(changes.items())
+    with connection.cursor() as cursor:
+        for start in range(0, len(items), _MAX_PAIRS_PER_STATEMENT):
+            chunk = items[start : start + _MAX_PAIRS_PER_STATEMENT]
+            values = ", ".join(["(%s, %s)"] * len(chunk))
+            cursor.execute(
+                f"UPDATE {table} SET like_count = {table}.like_count + v.column2 "
+                f"FROM (VALUES {values}) AS v WHERE {table}.id = v.column1",
+                [v for pair in chunk for v in pair],
+            )
+
+
+def _pause_point(where: str) -> None:
+    """Fault-test hook: with ``LIKES_FLUSH_PAUSE_FILE`` set and ``LIKES_FLUSH_PAUSE_AT`` equal
+    to ``where`` (``inside`` the transaction, or ``committed`` before acknowledging), write
+    ``<file>.reached`` and wait while ``<file>`` exists, so a test can kill the process there."""
+    path = os.environ.get("LIKES_FLUSH_PAUSE_FILE")
+    if not path or os.environ.get("LIKES_FLUSH_PAUSE_AT", "inside") != where:
+        return
+    with open(f"{path}.reached", "w") as marker:
+        marker.write(str(os.getpid()))
+    while os.path.exists(path):
+        time.sleep(0.05)
+
+
+# --- liking ----------------------------------------------------------------------------------
+
+
+def like_set(*, comment, user: User, liked: bool) -> tuple[int, bool]:
+    """Like or unlike ``comment`` (already checked visible to ``user``); idempotent. Returns
+    ``(like_count, liked)`` as they are now. Redis answers when it can; otherwise the database
+    is written at once."""
+    if comment.status in GONE_STATUSES:
+        raise NotFound("Unknown comment.")
+    r = state.client()
+    if r is not None:
+        try:
+            for _ in range(3):
+                result = live.like(r, subject_id=comment.subject_id, comment_id=comment.pk, user_id=user.pk, liked=liked)
+                if result is not None:
+                    return result
+                state.load(r, comment_id=comment.pk, subject_id=comment.subject_id)
+        except (*live.ERRORS, state.LoadTimeout) as exc:
+            live.mark_down(exc)
+    return _like_in_database(comment, user, liked)
+
+
+def _like_in_database(comment, user: User, liked: bool) -> tuple[int, bool]:
+    at = state.from_ms(live.now_ms())
+    like_actions_apply(
+        [LikeAction(comment_id=comment.pk, user_id=user.pk, liked=liked, at=at)],
+        # Redis is configured but did not answer: its state of this comment falls behind.
+        mark_stale=bool(settings.LIKES_REDIS_URL),
+    )
+    count = Comment.objects.filter(pk=comment.pk).values_list("like_count", flat=True).first() or 0
+    return count, liked
+
+
+def like_state_mark_empty(*, comments: list[tuple[int, int]]) -> None:
+    """New comments have no likes: load their (empty) state now, so they never need a
+    rebuild. ``comments``: ``(comment_id, subject_id)`` pairs."""
+    r = state.client()
+    if r is None:
+        return
+    try:
+        live.mark_empty(r, comments)
+    except live.ERRORS as exc:
+        live.mark_down(exc)
+
+
+# --- the flush -------------------------------------------------------------------------------
+
+
+@dataclass
+class FlushReport:
+    events: int = 0
+    changed_comments: int = 0
+    batches: int = 0
+    subjects: int = 0
+    stale_dropped: int = 0
+    seconds: float = 0.0
+
+
+def _action(entry_id: str, fields: dict, subject_id: int) -> LikeAction | None:
+    try:
+        return LikeAction(
+            comment_id=int(fields["c"]), user_id=int(fields["u"]), liked=fields["l"] == "1",
+            at=state.from_ms(int(fields["t"])), version=live.entry_version(entry_id),
+        )
+    except (KeyError, ValueError):
+        return None  # not an entry of ours: acknowledged and dropped
+
+
+def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -> FlushReport:
+    """Drain the event streams into the database: batches of entries, each collapsed to the
+    newest action per (comment, user), written in one transaction, then acknowledged.
+
+    At least once: a flush that dies before acknowledging leaves its entries pending, and a
+    later run takes them over after ``LIKES_RECLAIM_IDLE`` seconds; applying them again
+    changes nothing. Several flushes may run at once (they read disjoint entries)."""
+    started = time.monotonic()
+    report = FlushReport()
+    r = state.client()
+    if r is None:
+        return report
+    deadline = started + (max_seconds if max_seconds is not None else settings.LIKES_FLUSH_MAX_SECONDS)
+    batch = batch or settings.LIKES_FLUSH_BATCH
+    reclaim_ms = int(settings.LIKES_RECLAIM_IDLE * 1000)
+    consumer = live.consumer_name()
+    report.stale_dropped = state.drop_stale(r)
+    for subject_id, score in live.dirty_subjects(r):
+        if time.monotonic() > deadline:
+            break
+        report.subjects += 1
+        stream = keys.events(subject_id)
+        live.ensure_group(r, stream)
+        while time.monotonic() <= deadline:
+            entries = live.read_events(r, stream, consumer, batch, reclaim_ms)
+            if not entries:
+                break
+            actions = [a for a in (_action(i, f, subject_id) for i, f in entries) if a is not None]
+            changes = like_actions_apply(actions)
+            _pause_point("committed")
+            live.acknowledge(r, stream, [i for i, _ in entries], [(c, subject_id) for c in {a.comment_id for a in actions}])
+            report.events += len(entries)
+            report.changed_comments += len(changes)
+            report.batches += 1
+        # Forget a drained subject after a quiet minute (an action registers its subject a
+        # moment before appending to the stream; the minute covers that moment many times).
+        if live.now_ms() - score > 60_000 and live.stream_length(r, stream) == 0:
+            live.forget_dirty(r, subject_id, score)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+# --- repair ----------------------------------------------------------------------------------
+
+
+def like_counts_reconcile(*, subject_id: int | None = None) -> int:
+    """Recompute ``like_count`` from the active like rows (of one subject, or all); returns
+    how many comments had drifted. Set-based: one statement."""
+    comment = connection.ops.quote_name(Comment._meta.db_table)
+    like = connection.ops.quote_name(Like._meta.db_table)
+    count = f"(SELECT COUNT(*) FROM {like} l WHERE l.comment_id = {comment}.id AND l.active)"
+    where, params = (f"{comment}.subject_id = %s AND ", [subject_id]) if subject_id is not None else ("", [])
+    with transaction.atomic(), connection.cursor() as cursor:
+        if subject_id is not None:
+            list(Subject.objects.select_for_update().filter(pk=subject_id).values_list("pk", flat=True))
+        cursor.execute(f"UPDATE {comment} SET like_count = {count} WHERE {where}{comment}.like_count <> {count}", params)
+        return cursor.rowcount
+
+
+def like_state_rebuild(*, subject_id: int | None = None) -> int | None:
+    """Replace the Redis like state (of one subject, or all) with what the database holds:
+    pending events are flushed first, counts reconciled, then every liked comment's state is
+    built again (comments without likes are left to load on first use). Returns how many
+    states were built; None without Redis."""
+    r = state.client()
+    if r is None:
+        return None
+    likes_flush()
+    like_counts_reconcile(subject_id=subject_id)
+    comments = Comment.objects.filter(like_count__gt=0)
+    if subject_id is not None:
+        comments = comments.filter(subject_id=subject_id)
+    built = 0
+    for comment_id, comment_subject in comments.values_list("pk", "subject_id").iterator(chunk_size=2000):
+        live.drop(r, [(comment_id, comment_subject)])
+        state.load(r, comment_id=comment_id, subject_id=comment_subject)
+        built += 1
+    return built

@@ -1,0 +1,127 @@
+"""Keeping the Redis like state in step with the database: loading a comment's state when it
+is missing (evicted, Redis restarted or flushed), and dropping states that fell behind.
+
+Used by reads and writes alike: loading fills a cache from the rows, it changes no data.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import datetime, timezone
+
+import redis
+from django.db import connection
+
+from . import keys, live
+from .models import Like, StaleLikeState
+
+LOCK_MS = 30_000  # a load of a million likers takes a few seconds; the lock outlives it
+WAIT_SECONDS = 20.0  # how long a request waits for a concurrent load before giving up
+CHUNK = 10_000
+
+
+class LoadTimeout(Exception):
+    """A concurrent load held the lock too long."""
+
+
+def client() -> redis.Redis | None:
+    """The Redis of like state, after dropping what went stale while it was away; None when
+    the database must answer alone."""
+    r = live.client()
+    if r is not None and live.take_recovery():
+        try:
+            drop_stale(r)
+        except live.ERRORS as exc:
+            live.mark_down(exc)
+            return None
+    return r
+
+
+def ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def from_ms(value: int) -> datetime:
+    return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+
+
+def load(r: redis.Redis, *, comment_id: int, subject_id: int) -> None:
+    """Make sure the comment's like state is in Redis, building it from the database under a
+    lock so that concurrent requests build it once; the others wait for it."""
+    key = keys.likers(subject_id, comment_id)
+    lock_key = keys.rebuild_lock(subject_id, comment_id)
+    token = uuid.uuid4().hex
+    deadline = time.monotonic() + WAIT_SECONDS
+    pause = 0.002
+    while True:
+        if live.acquire(r, lock_key, token, LOCK_MS):
+            try:
+                if not live.is_loaded(r, key):
+                    _build(r, comment_id=comment_id, subject_id=subject_id, token=token)
+            finally:
+                live.release(r, lock_key, token)
+            return
+        if live.is_loaded(r, key):
+            return
+        if time.monotonic() > deadline:
+            raise LoadTimeout(f"like state of comment {comment_id} is still being loaded")
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
+def _build(r: redis.Redis, *, comment_id: int, subject_id: int, token: str) -> None:
+    """The database's likers, with the actions still in the stream (not yet flushed, or being
+    flushed right now) laid over them where newer, assembled aside and renamed into place.
+
+    No action for this comment can be appended meanwhile: the like script refuses to run on a
+    state that is not loaded."""
+    pending: dict[int, tuple[bool, int, int]] = {}
+    for entry_id, fields in live.stream_entries(r, keys.events(subject_id)):
+        try:
+            if int(fields["c"]) == comment_id:
+                pending[int(fields["u"])] = (fields["l"] == "1", int(fields["t"]), live.entry_version(entry_id))
+        except (KeyError, ValueError):
+            continue
+    build_key = keys.likers_build(subject_id, comment_id, token)
+    r.delete(build_key)
+    r.zadd(build_key, {live.SENTINEL: float("-inf")})
+    row_versions: dict[int, int] = {}
+    table = connection.ops.quote_name(Like._meta.db_table)
+    # A server-side cursor on PostgreSQL: a million likers arrive in chunks, not at once.
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(
+            f"SELECT user_id, active, version, created_at FROM {table} WHERE comment_id = %s", [comment_id]
+        )
+        while rows := cursor.fetchmany(CHUNK):
+            likers = {}
+            for user_id, active, version, created_at in rows:
+                if user_id in pending:
+                    row_versions[user_id] = version
+                if active:
+                    likers[str(user_id)] = ms(created_at)
+            if likers:
+                r.zadd(build_key, likers)
+    pipe = r.pipeline(transaction=False)
+    for user_id, (liked, at, version) in pending.items():
+        if version > row_versions.get(user_id, 0):
+            if liked:
+                pipe.zadd(build_key, {str(user_id): at}, nx=True)
+            else:
+                pipe.zrem(build_key, str(user_id))
+    pipe.expire(build_key, LOCK_MS // 1000)  # a build left behind by a crash goes away
+    pipe.execute()
+    live.publish(r, build_key, keys.likers(subject_id, comment_id))
+
+
+def drop_stale(r: redis.Redis) -> int:
+    """Drop the Redis state of comments whose likes went straight to the database while Redis
+    was unreachable; it is loaded again, from the rows, on next use."""
+    stale = list(StaleLikeState.objects.values_list("comment_id", "subject_id", "created_at")[:1000])
+    if not stale:
+        return 0
+    live.drop(r, [(c, s) for c, s, _ in stale])
+    for comment_id, _, created_at in stale:
+        # Only the marks that were read: one made since then stays for the next round.
+        StaleLikeState.objects.filter(comment_id=comment_id, created_at=created_at).delete()
+    return len(stale)

@@ -1,0 +1,245 @@
+"""Likes under concurrency and faults, against real Redis and the real database: many users at
+once, random like/unlike interleavings, Redis emptied, Redis unreachable and back."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import socket
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import redis
+from django.db import connections
+
+from comments.models import Comment
+from comments.services import token_issue
+from likes import keys, live, state
+from likes.models import Like, StaleLikeState
+from likes.services import like_set, likes_flush
+from rest_framework.test import APIClient
+
+from ..api.conftest import API
+from ..factories import CommentFactory, SubjectFactory, UserFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def in_threads(count: int, work) -> list:
+    """Run ``work(i)`` for i in range(count) on ``count`` threads released together."""
+    barrier = threading.Barrier(count)
+
+    def run(i):
+        try:
+            barrier.wait(timeout=30)
+            return work(i)
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(run, range(count)))
+
+
+def bearer(user) -> APIClient:
+    raw, _ = token_issue(user=user)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    return client
+
+
+def stored(comment) -> tuple[int, set[int]]:
+    count = Comment.objects.get(pk=comment.pk).like_count
+    likers = set(Like.objects.filter(comment_id=comment.pk, active=True).values_list("user_id", flat=True))
+    return count, likers
+
+
+def live_count(comment) -> int | None:
+    """The count Redis holds now (None when its state is not loaded)."""
+    r = live.client()
+    found = live.page_state(r, [(comment.pk, comment.subject_id)], None)
+    return found[comment.pk][0] if comment.pk in found else None
+
+
+def test_fifty_users_liking_one_comment_at_once_make_exactly_fifty(like_store):
+    comment = CommentFactory()
+    clients = [bearer(UserFactory()) for _ in range(50)]
+
+    answers = in_threads(50, lambda i: clients[i].put(f"{API}/comments/{comment.id}/like"))
+
+    assert {a.status_code for a in answers} == {200}
+    assert max(a.json()["like_count"] for a in answers) == 50
+    if like_store == "redis":
+        assert live_count(comment) == 50
+        assert stored(comment)[0] == 0  # not flushed yet
+    likes_flush()
+    count, likers = stored(comment)
+    assert count == 50 and len(likers) == 50
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_interleavings_end_with_each_users_last_action(like_store, seed):
+    rng = random.Random(seed)
+    comment = CommentFactory()
+    users = [UserFactory() for _ in range(16)]
+    scripts = [[rng.random() < 0.5 for _ in range(rng.randint(1, 12))] for _ in users]
+    expected = {u.pk for u, script in zip(users, scripts) if script[-1]}
+
+    def act(i):
+        for liked in scripts[i]:
+            like_set(comment=comment, user=users[i], liked=liked)
+            time.sleep(rng.random() / 1000)
+
+    in_threads(len(users), act)
+
+    if like_store == "redis":
+        assert live_count(comment) == len(expected)
+    likes_flush()
+    assert stored(comment) == (len(expected), expected)
+    if like_store == "redis":
+        assert live_count(comment) == len(expected)
+
+
+def test_concurrent_first_touches_of_a_cold_comment_load_it_once(redis_url, raw_redis, monkeypatch):
+    comment = CommentFactory()
+    early = [UserFactory() for _ in range(30)]
+    for user in early:
+        like_set(comment=comment, user=user, liked=True)
+    likes_flush()
+    raw_redis.flushdb()
+    builds = []
+    real_build = state._build
+
+    def counting_build(*args, **kwargs):
+        builds.append(1)
+        time.sleep(0.05)  # keep the others waiting on the lock
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(state, "_build", counting_build)
+    late = [UserFactory() for _ in range(8)]
+
+    in_threads(8, lambda i: like_set(comment=comment, user=late[i], liked=True))
+
+    assert len(builds) == 1
+    assert live_count(comment) == 38
+    likes_flush()
+    assert stored(comment)[0] == 38
+
+
+def test_after_flushdb_counts_and_liked_flags_come_back_from_the_database(redis_url, raw_redis):
+    subject = SubjectFactory(mode="flat")
+    comments = [CommentFactory(subject=subject) for _ in range(4)]
+    fans = [UserFactory() for _ in range(3)]
+    for i, fan in enumerate(fans):
+        for comment in comments[: i + 2]:
+            bearer(fan).put(f"{API}/comments/{comment.id}/like")
+    likes_flush()
+    url = f"{API}/subjects/{subject.id}/comments"
+    before = {i["id"]: (i["like_count"], i["liked"]) for i in bearer(fans[0]).get(url).json()["items"]}
+
+    raw_redis.flushdb()
+
+    after = {i["id"]: (i["like_count"], i["liked"]) for i in bearer(fans[0]).get(url).json()["items"]}
+    assert after == before
+    assert [before[c.id][0] for c in comments] == [3, 3, 2, 1]
+    # The next like loads the state from the rows and counts on from there.
+    assert bearer(UserFactory()).put(f"{API}/comments/{comments[0].id}/like").json()["like_count"] == 4
+    likes_flush()
+    assert stored(comments[0])[0] == 4
+
+
+def test_a_signed_in_reader_who_liked_nothing_causes_no_load(redis_url, raw_redis, monkeypatch):
+    subject = SubjectFactory(mode="flat")
+    comments = [CommentFactory(subject=subject) for _ in range(20)]
+    like_set(comment=comments[0], user=UserFactory(), liked=True)
+    likes_flush()
+    raw_redis.flushdb()
+    loads = []
+    monkeypatch.setattr(state, "_build", lambda *a, **k: loads.append(1))
+
+    items = bearer(UserFactory()).get(f"{API}/subjects/{subject.id}/comments").json()["items"]
+
+    assert loads == []
+    assert [i["like_count"] for i in items] == [1] + [0] * 19
+    assert not any(i["liked"] for i in items)
+
+
+def test_a_new_comment_starts_with_its_empty_state_loaded(redis_url, raw_redis, django_capture_on_commit_callbacks, monkeypatch):
+    subject = SubjectFactory()
+    with django_capture_on_commit_callbacks(execute=True):
+        comment = CommentFactory(subject=subject)
+    assert raw_redis.zcard(keys.likers(subject.id, comment.id)) == 1  # the sentinel alone
+    monkeypatch.setattr(state, "_build", lambda *a, **k: pytest.fail("a new comment needed a load"))
+    assert like_set(comment=comment, user=UserFactory(), liked=True) == (1, True)
+
+
+# --- Redis unreachable, and back -------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def private_redis(settings, tmp_path):
+    """A Redis server of this test's own, so it can be frozen (SIGSTOP: connections time out,
+    as when the network drops) and thawed with its data intact."""
+    port = _free_port()
+    process = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    client = redis.Redis(port=port, decode_responses=True, socket_timeout=1)
+    for _ in range(100):
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    settings.LIKES_REDIS_URL = f"redis://127.0.0.1:{port}/0"
+    settings.LIKES_REDIS_TIMEOUT = 0.2
+    settings.LIKES_REDIS_RETRY = 0.5
+    live.reset()
+    yield process
+    if process.poll() is None:
+        os.kill(process.pid, signal.SIGCONT)
+        process.kill()
+        process.wait()
+    live.reset()
+
+
+def test_likes_go_to_the_database_while_redis_is_unreachable_and_stay_exact_after(private_redis, settings):
+    subject = SubjectFactory(mode="flat")
+    comment = CommentFactory(subject=subject)
+    a, b, c, d = (UserFactory() for _ in range(4))
+    like_set(comment=comment, user=a, liked=True)
+    like_set(comment=comment, user=b, liked=True)
+    likes_flush()
+    assert stored(comment)[0] == 2
+
+    os.kill(private_redis.pid, signal.SIGSTOP)
+    try:
+        assert like_set(comment=comment, user=c, liked=True) == (3, True)
+        assert like_set(comment=comment, user=a, liked=False) == (2, False)
+        assert stored(comment) == (2, {b.pk, c.pk})
+        assert StaleLikeState.objects.filter(comment_id=comment.pk).exists()
+        page = bearer(c).get(f"{API}/subjects/{subject.id}/comments").json()["items"]
+        assert (page[0]["like_count"], page[0]["liked"]) == (2, True)
+    finally:
+        os.kill(private_redis.pid, signal.SIGCONT)
+    time.sleep(settings.LIKES_REDIS_RETRY + 0.1)
+
+    # Redis is back with its old state ({a, b}); the first use drops it, the rows answer.
+    page = bearer(a).get(f"{API}/subjects/{subject.id}/comments").json()["items"]
+    assert (page[0]["like_count"], page[0]["liked"]) == (2, False)
+    assert not StaleLikeState.objects.exists()
+    assert like_set(comment=comment, user=d, liked=True) == (3, True)
+    likes_flush()
+    assert stored(comment) == (3, {b.pk, c.pk, d.pk})
+    assert live_count(comment) == 3

@@ -1,0 +1,169 @@
+"""The flush from Redis to the database, and the one writer of like rows it shares with the
+database road: idempotent, order-proof, exact."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from comments.models import Comment
+from likes import keys, live
+from likes.models import Like
+from likes.services import LikeAction, like_actions_apply, like_counts_reconcile, like_set, likes_flush
+
+from ..factories import CommentFactory, UserFactory
+
+
+def count_of(comment) -> int:
+    return Comment.objects.get(pk=comment.pk).like_count
+
+
+def active_likers(comment) -> set[int]:
+    return set(Like.objects.filter(comment_id=comment.pk, active=True).values_list("user_id", flat=True))
+
+
+def test_likes_reach_the_database_only_when_flushed(subject, redis_url):
+    comment = CommentFactory(subject=subject)
+    fans = [UserFactory() for _ in range(3)]
+    for fan in fans:
+        like_set(comment=comment, user=fan, liked=True)
+    assert count_of(comment) == 0 and active_likers(comment) == set()
+
+    report = likes_flush()
+
+    assert report.events == 3 and report.batches == 1
+    assert count_of(comment) == 3
+    assert active_likers(comment) == {f.pk for f in fans}
+
+
+def test_a_second_flush_finds_nothing_and_changes_nothing(subject, redis_url):
+    comment = CommentFactory(subject=subject)
+    like_set(comment=comment, user=UserFactory(), liked=True)
+    likes_flush()
+    assert likes_flush().events == 0
+    assert count_of(comment) == 1
+
+
+def test_a_batch_collapses_each_pair_to_its_last_action(subject, redis_url, raw_redis):
+    comment = CommentFactory(subject=subject)
+    flip, stay = UserFactory(), UserFactory()
+    for liked in (True, False, True, False, True):
+        like_set(comment=comment, user=flip, liked=liked)
+    like_set(comment=comment, user=stay, liked=True)
+    like_set(comment=comment, user=stay, liked=False)
+    assert raw_redis.xlen(keys.events(subject.id)) == 7
+
+    likes_flush()
+
+    assert count_of(comment) == 1
+    assert active_likers(comment) == {flip.pk}
+    assert Like.objects.filter(comment_id=comment.pk).count() == 2  # the unlike stays as a tombstone
+    assert raw_redis.xlen(keys.events(subject.id)) == 0
+
+
+def test_flushing_in_small_batches_ends_the_same(subject, redis_url):
+    comments = [CommentFactory(subject=subject) for _ in range(3)]
+    users = [UserFactory() for _ in range(5)]
+    for comment in comments:
+        for user in users:
+            like_set(comment=comment, user=user, liked=True)
+        like_set(comment=comment, user=users[0], liked=False)
+    report = likes_flush(batch=4)
+    assert (report.events, report.batches) == (18, 5)
+    assert [count_of(c) for c in comments] == [4, 4, 4]
+
+
+def test_applying_the_same_actions_again_changes_nothing(subject, db):
+    comment = CommentFactory(subject=subject)
+    users = [UserFactory() for _ in range(3)]
+    now = timezone.now()
+    actions = [LikeAction(comment_id=comment.pk, user_id=u.pk, liked=True, at=now, version=100 + i) for i, u in enumerate(users)]
+    assert like_actions_apply(actions) == {comment.pk: 3}
+    assert like_actions_apply(actions) == {}
+    assert count_of(comment) == 3
+
+
+def test_an_older_action_arriving_late_is_ignored(subject, db):
+    comment = CommentFactory(subject=subject)
+    user = UserFactory()
+    now = timezone.now()
+    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=False, at=now, version=20)])
+    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=True, at=now, version=10)])
+    assert count_of(comment) == 0 and active_likers(comment) == set()
+    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=True, at=now, version=30)])
+    assert count_of(comment) == 1
+
+
+def test_a_repeated_like_keeps_its_first_time(subject, db):
+    comment = CommentFactory(subject=subject)
+    user = UserFactory()
+    first = timezone.now() - timedelta(hours=1)
+    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=True, at=first, version=1)])
+    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=True, at=timezone.now(), version=2)])
+    assert Like.objects.get(comment_id=comment.pk).created_at == first
+
+
+def test_actions_on_comments_or_users_that_are_gone_are_dropped_without_failing_the_batch(subject, db):
+    kept, doomed = CommentFactory(subject=subject), CommentFactory(subject=subject)
+    user, leaving = UserFactory(), UserFactory()
+    now = timezone.now()
+    doomed_id, leaving_id = doomed.pk, leaving.pk
+    Comment.objects.filter(pk=doomed_id).delete()
+    leaving.delete()
+    changes = like_actions_apply([
+        LikeAction(comment_id=kept.pk, user_id=user.pk, liked=True, at=now, version=1),
+        LikeAction(comment_id=doomed_id, user_id=user.pk, liked=True, at=now, version=1),
+        LikeAction(comment_id=kept.pk, user_id=leaving_id, liked=True, at=now, version=1),
+    ])
+    assert changes == {kept.pk: 1}
+
+
+def test_foreign_stream_entries_are_acknowledged_and_dropped(subject, redis_url, raw_redis):
+    comment = CommentFactory(subject=subject)
+    like_set(comment=comment, user=UserFactory(), liked=True)
+    raw_redis.xadd(keys.events(subject.id), {"junk": "1"})
+    raw_redis.xadd(keys.events(subject.id), {"c": "x", "u": "1", "l": "1", "t": "1"})
+    report = likes_flush()
+    assert report.events == 3
+    assert count_of(comment) == 1
+    assert raw_redis.xlen(keys.events(subject.id)) == 0
+
+
+def test_entries_of_a_flush_that_died_are_taken_over_after_the_reclaim_timeout(subject, redis_url, raw_redis, settings):
+    comment = CommentFactory(subject=subject)
+    like_set(comment=comment, user=UserFactory(), liked=True)
+    stream = keys.events(subject.id)
+    live.ensure_group(raw_redis, stream)
+    # Another consumer read the entry and died before acknowledging it.
+    assert live.read_events(raw_redis, stream, "dead-worker", 10, 60_000)
+    settings.LIKES_RECLAIM_IDLE = 60.0
+    assert likes_flush().events == 0
+    assert count_of(comment) == 0
+    settings.LIKES_RECLAIM_IDLE = 0.0
+    assert likes_flush().events == 1
+    assert count_of(comment) == 1
+    assert raw_redis.xpending(stream, keys.FLUSH_GROUP)["pending"] == 0
+
+
+def test_drifted_like_counts_are_recomputed_from_the_rows(subject, like_store):
+    comment = CommentFactory(subject=subject)
+    for _ in range(3):
+        like_set(comment=comment, user=UserFactory(), liked=True)
+    likes_flush()
+    Comment.objects.filter(pk=comment.pk).update(like_count=42)
+    assert like_counts_reconcile(subject_id=subject.id) == 1
+    assert count_of(comment) == 3
+    assert like_counts_reconcile() == 0
+
+
+@pytest.mark.parametrize("liked_first", [True, False])
+def test_the_database_road_writes_at_once(subject, no_redis, liked_first):
+    comment = CommentFactory(subject=subject)
+    user = UserFactory()
+    assert like_set(comment=comment, user=user, liked=liked_first) == (int(liked_first), liked_first)
+    assert count_of(comment) == int(liked_first)
+    # Two actions within one millisecond still apply in order.
+    like_set(comment=comment, user=user, liked=not liked_first)
+    assert count_of(comment) == int(not liked_first)
