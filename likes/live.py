@@ -311,7 +311,18 @@ def ensure_group(r: redis.Redis, stream: str) -> None:
 
 def read_events(r: redis.Redis, stream: str, consumer: str, count: int, reclaim_idle_ms: int) -> list[tuple[str, dict]]:
     """Up to ``count`` entries for this consumer: first those another consumer read and did
-    not acknowledge for ``reclaim_idle_ms`` (it died), then new ones."""
+    not acknowledge for ``reclaim_idle_ms`` (it died), then new ones. The consumer group is
+    made on first need (a stream's first flush, or after Redis lost it)."""
+    try:
+        return _read_events(r, stream, consumer, count, reclaim_idle_ms)
+    except redis.exceptions.ResponseError as exc:
+        if "NOGROUP" not in str(exc):
+            raise
+    ensure_group(r, stream)
+    return _read_events(r, stream, consumer, count, reclaim_idle_ms)
+
+
+def _read_events(r: redis.Redis, stream: str, consumer: str, count: int, reclaim_idle_ms: int) -> list[tuple[str, dict]]:
     claimed = r.xautoclaim(stream, keys.FLUSH_GROUP, consumer, reclaim_idle_ms, start_id="0-0", count=count)
     entries = [e for e in claimed[1] if e and e[1]]
     if len(entries) < count:

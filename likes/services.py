@@ -274,7 +274,6 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
             break
         report.subjects += 1
         stream = keys.events(subject_id)
-        live.ensure_group(r, stream)
         while time.monotonic() <= deadline:
             entries = live.read_events(r, stream, consumer, batch, reclaim_ms)
             if not entries:
