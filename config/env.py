@@ -74,7 +74,15 @@ def database_from_url(url: str) -> dict:
             "PORT": str(parts.port or ""),
             "CONN_MAX_AGE": int(options.pop("conn_max_age", 60)),
             "CONN_HEALTH_CHECKS": True,
-            "OPTIONS": options,
+            "OPTIONS": {
+                # Parameters bound on the server, so psycopg prepares a statement after a few
+                # runs on a connection and PostgreSQL stops planning it again: the list
+                # statements' text depends only on their shape (comments/rowsql.py), and
+                # planning them cost more than running them. Turn off (?server_side_binding=0)
+                # behind a transaction-pooling PgBouncer without prepared-statement support.
+                "server_side_binding": options.pop("server_side_binding", "1").lower() in _TRUE,
+                **options,
+            },
         }
         return config
     if parts.scheme == "sqlite":

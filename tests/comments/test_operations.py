@@ -21,6 +21,8 @@ def test_database_urls_map_to_django_settings():
     assert (pg["ENGINE"], pg["NAME"], pg["USER"], pg["PASSWORD"], pg["HOST"], pg["PORT"]) == (
         "django.db.backends.postgresql", "comments", "u", "p@ss", "db.example", "6543",
     )
+    assert pg["OPTIONS"]["server_side_binding"] is True
+    assert database_from_url("postgres://db/c?server_side_binding=0")["OPTIONS"]["server_side_binding"] is False
     assert database_from_url("sqlite:////var/lib/c.db")["NAME"] == "/var/lib/c.db"
     with pytest.raises(ImproperlyConfigured):
         database_from_url("mysql://x@y/z")
