@@ -215,6 +215,32 @@ def comment_for_viewer(comment_id: int, user) -> tuple[Comment, Viewer]:
     return comment, viewer
 
 
+@dataclass(frozen=True, slots=True)
+class CommentRef:
+    """What an action on a comment (a like, a report) needs of it."""
+
+    pk: int
+    subject_id: int
+    status: str
+
+
+def comment_ref_for_viewer(comment_id: int, user) -> CommentRef:
+    """A comment ``user`` may see, for acting on it: a published public comment is visible to
+    everyone, so one narrow primary-key read settles it; anything else takes the full check
+    of ``comment_for_viewer``. ``NotFound`` otherwise."""
+    table = connection.ops.quote_name(Comment._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT subject_id, status, visibility FROM {table} WHERE id = %s", [comment_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise NotFound("Unknown comment.")
+    subject_id, status, visibility = row
+    if status != Status.PUBLISHED or visibility != Visibility.PUBLIC:
+        comment, _ = comment_for_viewer(comment_id, user)
+        status = comment.status
+    return CommentRef(comment_id, subject_id, status)
+
+
 # --- presenting ----------------------------------------------------------------------------
 
 

@@ -37,7 +37,7 @@ class LikeView(ApiView):
         return throttles("like")
 
     def _set(self, request, comment_id: int, liked: bool) -> Response:
-        comment, _ = comment_queries.comment_for_viewer(comment_id, request.user)
+        comment = comment_queries.comment_ref_for_viewer(comment_id, request.user)
         count, liked = services.like_set(comment=comment, user=request.user, liked=liked)
         return Response({"liked": liked, "like_count": count})
 

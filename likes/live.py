@@ -194,6 +194,23 @@ return 0
 )
 
 
+# KEYS: stream. ARGV: group. Deletes the group's consumers that hold no pending entry.
+DROP_IDLE_CONSUMERS = Script(
+    """
+local dropped = 0
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local fields = {}
+  for i = 1, #consumer, 2 do fields[consumer[i]] = consumer[i + 1] end
+  if tonumber(fields['pending']) == 0 then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], fields['name'])
+    dropped = dropped + 1
+  end
+end
+return dropped
+"""
+)
+
+
 # --- reads ---------------------------------------------------------------------------------
 
 
@@ -340,6 +357,16 @@ def acknowledge(r: redis.Redis, stream: str, entry_ids: list[str], touched: list
     for comment_id, subject_id in touched:
         pipe.expire(keys.likers(subject_id, comment_id), settings.LIKES_STATE_TTL)
     pipe.execute()
+
+
+def drop_idle_consumers(r: redis.Redis, stream: str) -> int:
+    """Forget the consumers (one per flushing process that ever read the stream) that hold no
+    entry, so processes that restarted do not pile up in every stream. Atomic: a consumer that
+    reads meanwhile is not forgotten with entries in hand."""
+    try:
+        return DROP_IDLE_CONSUMERS(r, [stream], [keys.FLUSH_GROUP])
+    except redis.exceptions.ResponseError:
+        return 0  # no stream or no group: nothing to forget
 
 
 def stream_length(r: redis.Redis, stream: str) -> int:

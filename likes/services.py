@@ -178,8 +178,9 @@ def _pause_point(where: str) -> None:
     path = os.environ.get("LIKES_FLUSH_PAUSE_FILE")
     if not path or os.environ.get("LIKES_FLUSH_PAUSE_AT", "inside") != where:
         return
-    with open(f"{path}.reached", "w") as marker:
+    with open(f"{path}.reached.tmp", "w") as marker:
         marker.write(str(os.getpid()))
+    os.replace(f"{path}.reached.tmp", f"{path}.reached")  # appears whole, pid included
     while os.path.exists(path):
         time.sleep(0.05)
 
@@ -289,6 +290,7 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
         # moment before appending to the stream; the minute covers that moment many times).
         if live.now_ms() - score > 60_000 and live.stream_length(r, stream) == 0:
             live.forget_dirty(r, subject_id, score)
+            live.drop_idle_consumers(r, stream)
     report.seconds = time.monotonic() - started
     return report
 

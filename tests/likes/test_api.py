@@ -196,3 +196,11 @@ def test_a_page_gets_its_like_state_in_one_redis_round_trip(subject, client_for,
     liked_ids = {c.id for c in comments[::3]}
     assert {i["id"] for i in items if i["liked"]} == liked_ids
     assert all(i["like_count"] == (1 if i["id"] in liked_ids else 0) for i in items)
+
+
+def test_a_like_costs_two_queries_when_redis_holds_the_state(subject, client_for, redis_url, django_assert_num_queries):
+    comment = CommentFactory(subject=subject)
+    client_for(UserFactory()).put(like_url(comment))  # loads the state
+    client = client_for(UserFactory())
+    with django_assert_num_queries(2):  # the bearer token, the comment's visibility
+        assert client.put(like_url(comment)).json() == {"liked": True, "like_count": 2}

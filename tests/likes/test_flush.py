@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.test import override_settings
 from django.utils import timezone
 
 from comments.models import Comment
@@ -167,3 +168,22 @@ def test_the_database_road_writes_at_once(subject, no_redis, liked_first):
     # Two actions within one millisecond still apply in order.
     like_set(comment=comment, user=user, liked=not liked_first)
     assert count_of(comment) == int(not liked_first)
+
+
+def test_a_quiet_drained_subject_is_forgotten_with_its_idle_consumers(subject, redis_url, raw_redis):
+    comment = CommentFactory(subject=subject)
+    like_set(comment=comment, user=UserFactory(), liked=True)
+    stream = keys.events(subject.id)
+    live.ensure_group(raw_redis, stream)
+    live.read_events(raw_redis, stream, "restarted-worker", 10, 60_000)  # holds the entry
+    raw_redis.zadd(keys.DIRTY_SUBJECTS, {str(subject.id): live.now_ms() - 120_000})
+
+    likes_flush()  # the entry is held by another consumer: the subject stays
+    assert raw_redis.zscore(keys.DIRTY_SUBJECTS, str(subject.id)) is not None
+
+    raw_redis.xclaim(stream, keys.FLUSH_GROUP, "restarted-worker", 0, [e["message_id"] for e in raw_redis.xpending_range(stream, keys.FLUSH_GROUP, "-", "+", 10)], idle=120_000)
+    with override_settings(LIKES_RECLAIM_IDLE=60.0):
+        likes_flush()  # takes the entry over, applies it, drains the stream
+    assert raw_redis.zscore(keys.DIRTY_SUBJECTS, str(subject.id)) is None
+    assert raw_redis.xinfo_consumers(stream, keys.FLUSH_GROUP) == []
+    assert count_of(comment) == 1
