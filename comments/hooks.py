@@ -60,6 +60,23 @@ def run_content_checks(check: ContentCheck, initial: ContentDecision) -> Content
     return decision
 
 
+# Participation checks: may this user act (like, report) on this site at all? A checker
+# raises ``Banned`` (or another ``CommentsError``) to refuse. Posting and editing run the
+# content checks instead, which see more.
+ParticipationCheck = Callable[[int, int], None]
+_participation_checks: list[ParticipationCheck] = []
+
+
+def register_participation_check(checker: ParticipationCheck) -> None:
+    if checker not in _participation_checks:
+        _participation_checks.append(checker)
+
+
+def check_participation(site_id: int, user_id: int) -> None:
+    for checker in _participation_checks:
+        checker(site_id, user_id)
+
+
 # Like state of a page of comments. Two providers, both registered by the likes app:
 #
 # * ``page_like_state(comments, user_id)`` answers from the live store (Redis): for

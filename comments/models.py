@@ -241,6 +241,10 @@ class Comment(models.Model):
         return f"comment {self.id}"
 
     @property
+    def site_id(self) -> int:
+        return self.subject.site_id
+
+    @property
     def is_top_level(self) -> bool:
         return self.depth == 0 and self.reply_to_id is None
 

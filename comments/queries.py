@@ -221,6 +221,7 @@ class CommentRef:
 
     pk: int
     subject_id: int
+    site_id: int
     status: str
 
 
@@ -228,17 +229,22 @@ def comment_ref_for_viewer(comment_id: int, user) -> CommentRef:
     """A comment ``user`` may see, for acting on it: a published public comment is visible to
     everyone, so one narrow primary-key read settles it; anything else takes the full check
     of ``comment_for_viewer``. ``NotFound`` otherwise."""
-    table = connection.ops.quote_name(Comment._meta.db_table)
+    comment_table = connection.ops.quote_name(Comment._meta.db_table)
+    subject_table = connection.ops.quote_name(Subject._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT subject_id, status, visibility FROM {table} WHERE id = %s", [comment_id])
+        cursor.execute(
+            f"SELECT c.subject_id, s.site_id, c.status, c.visibility FROM {comment_table} c "
+            f"JOIN {subject_table} s ON s.id = c.subject_id WHERE c.id = %s",
+            [comment_id],
+        )
         row = cursor.fetchone()
     if row is None:
         raise NotFound("Unknown comment.")
-    subject_id, status, visibility = row
+    subject_id, site_id, status, visibility = row
     if status != Status.PUBLISHED or visibility != Visibility.PUBLIC:
         comment, _ = comment_for_viewer(comment_id, user)
         status = comment.status
-    return CommentRef(comment_id, subject_id, status)
+    return CommentRef(comment_id, subject_id, site_id, status)
 
 
 # --- presenting ----------------------------------------------------------------------------

@@ -211,25 +211,54 @@ return dropped
 )
 
 
+# KEYS: likers of several comments of one subject. ARGV: viewer's user id or ''.
+# -> {cardinality, liked (0/1)} per key; cardinality 0: not loaded.
+PAGE_STATE = Script(
+    """
+local out = {}
+for i, key in ipairs(KEYS) do
+  local n = redis.call('ZCARD', key)
+  out[2 * i - 1] = n
+  out[2 * i] = 0
+  if n > 0 and ARGV[1] ~= '' and redis.call('ZSCORE', key, ARGV[1]) then out[2 * i] = 1 end
+end
+return out
+"""
+)
+
+
 # --- reads ---------------------------------------------------------------------------------
 
 
 def page_state(r: redis.Redis, comments: list[tuple[int, int]], user_id: int | None) -> dict[int, tuple[int, bool]]:
     """``{comment_id: (like_count, liked)}`` for the loaded comments among ``comments``
-    (``(comment_id, subject_id)`` pairs), in one round trip; comments not loaded are left out."""
-    pipe = r.pipeline(transaction=False)
+    (``(comment_id, subject_id)`` pairs), in one round trip: one script call per subject (a
+    page is almost always one subject), pipelined. One call of a script instead of two
+    commands per comment also spares the client most of its packing and parsing, which for a
+    page with its previews cost milliseconds."""
+    by_subject: dict[int, list[int]] = {}
     for comment_id, subject_id in comments:
-        key = keys.likers(subject_id, comment_id)
-        pipe.zcard(key)
-        if user_id is not None:
-            pipe.zscore(key, user_id)
-    replies = pipe.execute()
-    step = 1 if user_id is None else 2
+        by_subject.setdefault(subject_id, []).append(comment_id)
+    calls = [([keys.likers(s, c) for c in ids], ids) for s, ids in by_subject.items()]
+    viewer = "" if user_id is None else str(user_id)
+    if len(calls) == 1:
+        replies = [PAGE_STATE(r, calls[0][0], [viewer])]
+    else:
+        pipe = r.pipeline(transaction=False)
+        for key_list, _ in calls:
+            PAGE_STATE.queue(pipe, key_list, [viewer])
+        replies = pipe.execute(raise_on_error=False)
+        if any(isinstance(reply, redis.exceptions.NoScriptError) for reply in replies):
+            replies = [PAGE_STATE(r, key_list, [viewer]) for key_list, _ in calls]
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
     state = {}
-    for index, (comment_id, _) in enumerate(comments):
-        cardinality = replies[index * step]
-        if cardinality:
-            state[comment_id] = (cardinality - 1, user_id is not None and replies[index * step + 1] is not None)
+    for (_, ids), reply in zip(calls, replies):
+        for index, comment_id in enumerate(ids):
+            cardinality = reply[2 * index]
+            if cardinality:
+                state[comment_id] = (cardinality - 1, bool(reply[2 * index + 1]))
     return state
 
 

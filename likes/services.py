@@ -19,6 +19,7 @@ from typing import Iterable
 from django.conf import settings
 from django.db import connection, transaction
 
+from comments import hooks
 from comments.exceptions import NotFound
 from comments.models import GONE_STATUSES, Comment, Subject, User
 from comments.rowsql import aware
@@ -189,11 +190,13 @@ def _pause_point(where: str) -> None:
 
 
 def like_set(*, comment, user: User, liked: bool) -> tuple[int, bool]:
-    """Like or unlike ``comment`` (already checked visible to ``user``); idempotent. Returns
+    """Like or unlike ``comment`` (a ``CommentRef`` checked visible to ``user``); idempotent;
+    refused when the user may not take part on the site (a ban). Returns
     ``(like_count, liked)`` as they are now. Redis answers when it can; otherwise the database
     is written at once."""
     if comment.status in GONE_STATUSES:
         raise NotFound("Unknown comment.")
+    hooks.check_participation(comment.site_id, user.pk)
     r = state.client()
     if r is not None:
         try:
