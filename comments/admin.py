@@ -11,6 +11,20 @@ from . import services
 from .models import ApiToken, Comment, CommentContent, ExternalIdentity, Follow, Site, Status, Subject, User
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """For rows that change only through services (so the counters, Redis state or audit
+    trail that go with them move too): the admin shows them and changes nothing."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
     fieldsets = BaseUserAdmin.fieldsets + (("Public profile", {"fields": ("display_name", "avatar_url")}),)

@@ -123,6 +123,15 @@ def _lock_subject(subject_id: int) -> None:
     list(Subject.objects.select_for_update().filter(pk=subject_id).values_list("pk", flat=True))
 
 
+def _lock_comment(comment_id: int) -> Comment:
+    """The comment, locked after its subject (the lock order); call inside a transaction."""
+    subject_id = Comment.objects.filter(pk=comment_id).values_list("subject_id", flat=True).first()
+    if subject_id is None:
+        raise NotFound()
+    _lock_subject(subject_id)
+    return Comment.objects.select_for_update().get(pk=comment_id)
+
+
 # --- comments ------------------------------------------------------------------------------
 
 
@@ -235,11 +244,8 @@ def comment_set_status(
     if to_status not in Status.values:
         raise InvalidInput(f"Unknown status {to_status!r}.")
     with transaction.atomic():
-        subject_id = Comment.objects.filter(pk=comment_id).values_list("subject_id", flat=True).first()
-        if subject_id is None:
-            raise NotFound()
-        _lock_subject(subject_id)
-        comment = Comment.objects.select_for_update().get(pk=comment_id)
+        comment = _lock_comment(comment_id)
+        subject_id = comment.subject_id
         from_status = comment.status
         if from_status == to_status:
             return comment, from_status
@@ -261,6 +267,36 @@ def comment_set_status(
             )
         )
     return comment, from_status
+
+
+def comment_set_flags(*, comment_id: int, pinned: bool | None = None, featured: bool | None = None) -> tuple[Comment, dict]:
+    """Pin or feature a published comment (or take the flag off); returns ``(comment, the
+    flags as they were)``. Only top-level comments are pinned, at most
+    ``COMMENTS_PINNED_LIMIT`` per subject: list 1 shows that many pinned comments first.
+
+    Runs in its own transaction, or joins the caller's."""
+    with transaction.atomic():
+        comment = _lock_comment(comment_id)
+        subject_id = comment.subject_id
+        before = {"pinned": comment.pinned, "featured": comment.featured}
+        changes = {}
+        if pinned is not None and pinned != comment.pinned:
+            changes["pinned"] = pinned
+        if featured is not None and featured != comment.featured:
+            changes["featured"] = featured
+        if any(changes.values()) and comment.status != Status.PUBLISHED:
+            raise InvalidInput("Only published comments can be pinned or featured.")
+        if changes.get("pinned"):
+            if comment.depth != 0:
+                raise InvalidInput("Only top-level comments can be pinned.")
+            pinned_now = Comment.objects.filter(subject_id=subject_id, depth=0, pinned=True).count()
+            if pinned_now >= settings.COMMENTS_PINNED_LIMIT:
+                raise InvalidInput(f"This discussion already has {pinned_now} pinned comments; unpin one first.")
+        if changes:
+            Comment.objects.filter(pk=comment_id).update(**changes)
+            for name, value in changes.items():
+                setattr(comment, name, value)
+    return comment, before
 
 
 def comment_soft_delete(*, comment: Comment, actor: User) -> Comment:

@@ -148,6 +148,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "comments.reconcile_recent",
         "schedule": float(env_int("COMMENTS_RECONCILE_INTERVAL", 3600)),
     },
+    "moderation.feature_top_comments": {
+        "task": "moderation.feature_top_comments",
+        "schedule": float(env_int("MODERATION_FEATURE_INTERVAL", 3600)),
+    },
+    "moderation.expire_claims": {"task": "moderation.expire_claims", "schedule": 60.0},
     "likes.flush": {
         "task": "likes.flush",
         "schedule": LIKES_FLUSH_INTERVAL,
@@ -216,6 +221,23 @@ COMMENTS_HOT_LIMIT = env_int("COMMENTS_HOT_LIMIT", 20)
 COMMENTS_PINNED_LIMIT = env_int("COMMENTS_PINNED_LIMIT", 5)
 COMMENTS_TOKEN_TTL = env_int("COMMENTS_TOKEN_TTL", 30 * 24 * 3600)
 COMMENTS_MAX_MENTIONS = env_int("COMMENTS_MAX_MENTIONS", 20)
+
+# Moderation (moderation/).
+# Seconds a process may go on using its compiled word lists before checking for a change.
+MODERATION_WORDS_RECHECK = env_float("MODERATION_WORDS_RECHECK", 1.0)
+# More links than this in one comment holds it for review (a spam signal).
+MODERATION_MAX_LINKS = env_int("MODERATION_MAX_LINKS", 3)
+# The same text from the same user again within this many seconds holds it for review.
+MODERATION_REPEAT_WINDOW = env_int("MODERATION_REPEAT_WINDOW", 300)
+# How long a moderator's claim on a review task lasts.
+MODERATION_CLAIM_SECONDS = env_int("MODERATION_CLAIM_SECONDS", 600)
+# The second check holds for review an author with this many rejected comments in a week, or
+# more comments than this in a minute.
+MODERATION_REJECTED_LIMIT = env_int("MODERATION_REJECTED_LIMIT", 3)
+MODERATION_BURST_LIMIT = env_int("MODERATION_BURST_LIMIT", 10)
+# "God comments": featured per active subject, and the likes they need at least.
+MODERATION_FEATURE_PER_SUBJECT = env_int("MODERATION_FEATURE_PER_SUBJECT", 3)
+MODERATION_FEATURE_MIN_LIKES = env_int("MODERATION_FEATURE_MIN_LIKES", 20)
 
 # Per-user rate limits; RATE_LIMITS=off turns them off (load tests).
 RATE_LIMITS = parse_rate_limits(env_str("RATE_LIMITS", "post=10/min,like=120/min,report=20/h,login=10/min"))

@@ -7,6 +7,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("comments.api.urls")),
     path("api/v1/", include("likes.urls")),
+    path("api/v1/", include("moderation.urls")),
     path("healthz", healthz, name="healthz"),
 ]
 

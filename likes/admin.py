@@ -1,20 +1,8 @@
 from django.contrib import admin
 
+from comments.admin import ReadOnlyAdmin
+
 from .models import Like, StaleLikeState
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Likes change only through ``likes.services`` (rows, counts and Redis move together), so
-    the admin shows them and changes nothing."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Like)

@@ -4,3 +4,13 @@ from django.apps import AppConfig
 class ModerationConfig(AppConfig):
     name = "moderation"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from comments import hooks
+
+        from . import checks, receivers, services
+
+        hooks.register_content_check(checks.check_content)
+        hooks.register_participation_check(services.participation_check)
+        hooks.comment_posted.connect(receivers.comment_written, dispatch_uid="moderation.posted")
+        hooks.comment_edited.connect(receivers.comment_written, dispatch_uid="moderation.edited")

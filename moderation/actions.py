@@ -1,0 +1,128 @@
+"""Moderator decisions on a comment, as action objects: ``check()`` says whether the action
+may be taken, ``execute()`` takes it, closes the comment's open review tasks and writes
+exactly one audit entry, all in one transaction. Status changes go through the core's one
+transition (``comment_set_status``), flags through ``comment_set_flags``, so counters,
+placeholders and visibility stay right.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from comments.exceptions import InvalidInput, NotFound, PermissionDenied
+from comments.models import GONE_STATUSES, Comment, Status, User
+from comments.queries import is_site_moderator
+from comments.services import comment_set_flags, comment_set_status
+
+from .services import audit_write, tasks_close
+
+
+class ModerationAction:
+    name = ""
+
+    def __init__(self, *, comment: Comment, actor: User | None, reason: str = ""):
+        self.comment = comment
+        self.actor = actor
+        self.reason = reason
+
+    def check(self) -> None:
+        """``actor`` None is the system (a scheduled job), allowed everything a moderator is."""
+        if self.actor is not None and not is_site_moderator(self.actor, self.comment.subject.site):
+            raise PermissionDenied("Only moderators of this site may do that.")
+
+    def change(self) -> tuple[str | None, str | None]:
+        """Make the change; returns the status before and after (None for flag changes)."""
+        raise NotImplementedError
+
+    def execute(self) -> Comment:
+        self.check()
+        with transaction.atomic():
+            from_status, to_status = self.change()
+            tasks_close(comment_id=self.comment.pk, actor=self.actor, decision=self.name)
+            audit_write(
+                site_id=self.comment.subject.site_id, actor=self.actor, action=self.name,
+                comment_id=self.comment.pk, from_status=from_status, to_status=to_status, reason=self.reason,
+            )
+        return self.comment
+
+
+class StatusAction(ModerationAction):
+    to_status = ""
+    allowed_from: tuple[str, ...] = tuple(Status.values)
+
+    def check(self) -> None:
+        super().check()
+        if self.comment.status not in self.allowed_from:
+            raise InvalidInput(f"A {self.comment.status} comment cannot be given '{self.name}'.")
+
+    def change(self):
+        comment, from_status = comment_set_status(comment_id=self.comment.pk, to_status=self.to_status, actor=self.actor)
+        self.comment.status, self.comment.pinned, self.comment.featured = comment.status, comment.pinned, comment.featured
+        return from_status, comment.status
+
+
+class Approve(StatusAction):
+    name, to_status = "approve", Status.PUBLISHED
+    allowed_from = (Status.PUBLISHED, Status.PENDING, Status.SHADOW)
+
+
+class Reject(StatusAction):
+    name, to_status = "reject", Status.REJECTED
+    allowed_from = (Status.PUBLISHED, Status.PENDING, Status.SHADOW, Status.REJECTED)
+
+
+class Delete(StatusAction):
+    name, to_status = "delete", Status.DELETED
+
+
+class Restore(StatusAction):
+    name, to_status = "restore", Status.PUBLISHED
+    allowed_from = GONE_STATUSES
+
+
+class Shadow(StatusAction):
+    name, to_status = "shadow", Status.SHADOW
+    allowed_from = (Status.PUBLISHED, Status.PENDING, Status.SHADOW)
+
+
+class FlagAction(ModerationAction):
+    flag = ""
+    value = True
+
+    def change(self):
+        comment, _ = comment_set_flags(comment_id=self.comment.pk, **{self.flag: self.value})
+        setattr(self.comment, self.flag, getattr(comment, self.flag))
+        return None, None
+
+
+class Pin(FlagAction):
+    name, flag, value = "pin", "pinned", True
+
+
+class Unpin(FlagAction):
+    name, flag, value = "unpin", "pinned", False
+
+
+class Feature(FlagAction):
+    name, flag, value = "feature", "featured", True
+
+
+class Unfeature(FlagAction):
+    name, flag, value = "unfeature", "featured", False
+
+
+ACTIONS: dict[str, type[ModerationAction]] = {
+    cls.name: cls for cls in (Approve, Reject, Delete, Restore, Pin, Unpin, Feature, Unfeature, Shadow)
+}
+
+
+def comment_moderate(*, comment_id: int, actor: User, action: str, reason: str = "") -> Comment:
+    """Take moderator action ``action`` on a comment (the service behind the API, the console
+    and the admin)."""
+    cls = ACTIONS.get(action)
+    if cls is None:
+        raise InvalidInput("Unknown action.", fields={"action": [f"Must be one of {sorted(ACTIONS)}."]})
+    comment = Comment.objects.select_related("subject__site").filter(pk=comment_id).first()
+    if comment is None:
+        raise NotFound("Unknown comment.")
+    return cls(comment=comment, actor=actor, reason=reason).execute()

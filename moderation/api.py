@@ -1,0 +1,237 @@
+"""REST API v1 of moderation (API.md, "Reports and moderation"): thin views over the services,
+actions and queries. Site moderators only (``403`` for others, ``401`` anonymous)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+
+from comments import queries as comment_queries
+from comments.api.fields import IdField, StrictCharField
+from comments.api.serializers import CommentOut, PageParams, UserOut
+from comments.api.views import ApiView, error_responses, query_params, validated
+from comments.exceptions import NotFound
+from comments.throttling import throttles
+
+from . import actions, queries, services
+from .models import ReportReason, Sanction, SanctionKind, TaskState, WordAction, WordEntry
+
+# --- serializers ---------------------------------------------------------------------------
+
+
+class ReportIn(serializers.Serializer):
+    reason = serializers.ChoiceField(choices=ReportReason.values)
+    detail = StrictCharField(max_length=1000, required=False, allow_blank=True, default="")
+
+
+class ReportOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    comment_id = serializers.IntegerField()
+    reason = serializers.ChoiceField(choices=ReportReason.values)
+    created_at = serializers.DateTimeField()
+
+
+class QueueParams(PageParams):
+    site = serializers.CharField(max_length=64)
+    state = serializers.ChoiceField(choices=TaskState.values, default=TaskState.OPEN)
+
+
+class SiteParams(PageParams):
+    site = serializers.CharField(max_length=64)
+
+
+class TaskOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    comment = CommentOut(allow_null=True)
+    reasons = serializers.ListField(child=serializers.CharField())
+    priority = serializers.IntegerField()
+    state = serializers.ChoiceField(choices=TaskState.values)
+    claimed_by = UserOut(allow_null=True)
+    created_at = serializers.DateTimeField()
+    decided_at = serializers.DateTimeField(allow_null=True)
+    decision = serializers.CharField(allow_null=True)
+
+
+class TaskPageOut(serializers.Serializer):
+    items = TaskOut(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
+
+
+class ActionIn(serializers.Serializer):
+    action = serializers.ChoiceField(choices=sorted(actions.ACTIONS))
+    reason = StrictCharField(max_length=1000, required=False, allow_blank=True, default="")
+
+
+class WordIn(serializers.Serializer):
+    site = StrictCharField(max_length=64, allow_null=True, required=False, default=None)
+    word = StrictCharField(max_length=100)
+    action = serializers.ChoiceField(choices=WordAction.values)
+    inside_words = serializers.BooleanField(required=False, default=False)
+
+
+class WordOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    site = serializers.CharField(source="site.key", allow_null=True, default=None)
+    word = serializers.CharField()
+    action = serializers.ChoiceField(choices=WordAction.values)
+    inside_words = serializers.BooleanField()
+
+
+class WordListOut(serializers.Serializer):
+    items = WordOut(many=True)
+
+
+class WordParams(serializers.Serializer):
+    site = serializers.CharField(max_length=64, required=False)
+
+
+class SanctionIn(serializers.Serializer):
+    site = StrictCharField(max_length=64)
+    user_id = IdField()
+    kind = serializers.ChoiceField(choices=SanctionKind.values)
+    until = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    reason = StrictCharField(max_length=500, required=False, allow_blank=True, default="")
+
+
+class SanctionOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    site = serializers.CharField(source="site.key")
+    user_id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=SanctionKind.values)
+    until = serializers.DateTimeField(allow_null=True)
+    reason = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class AuditOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    actor = UserOut(allow_null=True)
+    action = serializers.CharField()
+    comment_id = serializers.IntegerField(allow_null=True)
+    from_status = serializers.CharField(allow_null=True)
+    to_status = serializers.CharField(allow_null=True)
+    reason = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class AuditPageOut(serializers.Serializer):
+    items = AuditOut(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
+
+
+# --- views ---------------------------------------------------------------------------------
+
+
+class ReportsView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    def get_throttles(self):
+        return throttles("report")
+
+    @extend_schema(request=ReportIn, responses={200: ReportOut, 201: ReportOut, **error_responses(400, 401, 403, 404)}, summary="Report a comment")
+    def post(self, request, comment_id: int):
+        data = validated(ReportIn, request.data)
+        comment = comment_queries.comment_ref_for_viewer(comment_id, request.user)
+        report, created = services.report_create(comment=comment, reporter=request.user, reason=data["reason"], detail=data["detail"])
+        return Response(ReportOut(report).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class QueueView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(parameters=[QueueParams], responses={200: TaskPageOut, **error_responses(400, 401, 403, 404)}, summary="The review queue of a site")
+    def get(self, request):
+        params = query_params(request, QueueParams)
+        page = queries.review_queue(user=request.user, site_key=params["site"], state=params["state"], limit=params["limit"], cursor=params.get("cursor"))
+        return Response({"items": page.items, "next_cursor": page.next_cursor})
+
+
+class TaskClaimView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: TaskOut, **error_responses(401, 403, 404)}, summary="Claim a review task for a while")
+    def put(self, request, task_id: int):
+        task = services.task_claim(task_id=task_id, moderator=request.user)
+        return Response({"id": task.pk, "claimed_by": comment_queries.present_user(request.user), "claim_expires_at": task.claim_expires_at})
+
+    @extend_schema(request=None, responses={204: None, **error_responses(401, 403, 404)}, summary="Give a claimed task back")
+    def delete(self, request, task_id: int):
+        services.task_release(task_id=task_id, moderator=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class CommentActionView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=ActionIn, responses={200: CommentOut, **error_responses(400, 401, 403, 404)}, summary="Take a moderator action on a comment")
+    def post(self, request, comment_id: int):
+        data = validated(ActionIn, request.data)
+        actions.comment_moderate(comment_id=comment_id, actor=request.user, action=data["action"], reason=data["reason"])
+        comment, viewer = comment_queries.comment_for_viewer(comment_id, request.user)
+        return Response(comment_queries.present_comments([comment], viewer)[comment.pk])
+
+
+class WordsView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(parameters=[WordParams], responses={200: WordListOut, **error_responses(401, 403, 404)}, summary="Word list entries")
+    def get(self, request):
+        params = query_params(request, WordParams)
+        return Response({"items": WordOut(queries.word_entries(user=request.user, site_key=params.get("site")), many=True).data})
+
+    @extend_schema(request=WordIn, responses={201: WordOut, **error_responses(400, 401, 403, 404)}, summary="Add a word (site null: every site, staff only)")
+    def post(self, request):
+        data = validated(WordIn, request.data)
+        site = comment_queries.site_by_key(data["site"]) if data["site"] is not None else None
+        entry = services.word_create(actor=request.user, site=site, word=data["word"], action=data["action"], inside_words=data["inside_words"])
+        return Response(WordOut(entry).data, status=status.HTTP_201_CREATED)
+
+
+class WordDetailView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={204: None, **error_responses(401, 403, 404)}, summary="Remove a word")
+    def delete(self, request, word_id: int):
+        entry = WordEntry.objects.select_related("site").filter(pk=word_id).first()
+        if entry is None:
+            raise NotFound("Unknown word.")
+        services.word_delete(actor=request.user, entry=entry)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SanctionsView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=SanctionIn, responses={201: SanctionOut, **error_responses(400, 401, 403, 404)}, summary="Ban, shadow-ban or trust a user on a site")
+    def post(self, request):
+        data = validated(SanctionIn, request.data)
+        site = comment_queries.site_by_key(data["site"])
+        sanction = services.sanction_create(
+            actor=request.user, site=site, user_id=data["user_id"], kind=data["kind"], until=data["until"], reason=data["reason"]
+        )
+        return Response(SanctionOut(sanction).data, status=status.HTTP_201_CREATED)
+
+
+class SanctionDetailView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={204: None, **error_responses(401, 403, 404)}, summary="Lift a sanction")
+    def delete(self, request, sanction_id: int):
+        sanction = Sanction.objects.select_related("site").filter(pk=sanction_id).first()
+        if sanction is None:
+            raise NotFound("Unknown sanction.")
+        services.sanction_delete(actor=request.user, sanction=sanction)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AuditLogView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(parameters=[SiteParams], responses={200: AuditPageOut, **error_responses(400, 401, 403, 404)}, summary="The audit log of a site")
+    def get(self, request):
+        params = query_params(request, SiteParams)
+        page = queries.audit_log(user=request.user, site_key=params["site"], limit=params["limit"], cursor=params.get("cursor"))
+        return Response({"items": page.items, "next_cursor": page.next_cursor})
+

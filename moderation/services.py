@@ -1,0 +1,236 @@
+"""Every write of the moderation app: the word list, sanctions, reports, review tasks and their
+claims. Decisions on comments are action objects (``actions.py``) built on these."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from comments.exceptions import Banned, InvalidInput, NotFound, PermissionDenied
+from comments.models import Comment, Site, Status, User
+from comments.queries import is_site_moderator
+from comments.services import comment_set_status
+
+from . import words
+from .queries import standing_cache_key, standing_of
+from .models import AuditEntry, Report, ReviewTask, Sanction, SanctionKind, TaskState, WordAction, WordEntry
+from .wordfilter import normalize_word
+
+
+def participation_check(site_id: int, user_id: int) -> None:
+    """Refuse a banned user's likes and reports (registered as the core's participation check)."""
+    if "ban" in standing_of(site_id=site_id, user_id=user_id):
+        raise Banned()
+
+
+def audit_write(*, site_id: int | None, actor: User | None, action: str, comment_id: int | None = None,
+                from_status: str | None = None, to_status: str | None = None, reason: str = "") -> AuditEntry:
+    """Append one audit entry; call inside the transaction that makes the change."""
+    return AuditEntry.objects.create(
+        site_id=site_id, actor=actor, action=action, comment_id=comment_id,
+        from_status=from_status, to_status=to_status, reason=reason[:1000],
+    )
+
+
+def _require_moderator(actor: User, site: Site | None) -> None:
+    if site is None:
+        if not actor.is_staff:
+            raise PermissionDenied("Only staff may change the list of every site.")
+    elif not is_site_moderator(actor, site):
+        raise PermissionDenied("Only moderators of this site may do that.")
+
+
+# --- the word list -------------------------------------------------------------------------
+
+
+def word_create(*, actor: User, site: Site | None, word: str, action: str, inside_words: bool = False) -> WordEntry:
+    """Add a word to a site's list (``site`` None: every site's, staff only). The change
+    reaches every process within ``MODERATION_WORDS_RECHECK`` seconds."""
+    _require_moderator(actor, site)
+    if action not in WordAction.values:
+        raise InvalidInput("Unknown action.", fields={"action": [f"Must be one of {WordAction.values}."]})
+    normalized = normalize_word(word)
+    if not normalized:
+        raise InvalidInput("The word has no letters to match.", fields={"word": ["The word has no letters to match."]})
+    try:
+        with transaction.atomic():
+            entry = WordEntry.objects.create(
+                site=site, word=word.strip(), normalized=normalized, action=action,
+                inside_words=inside_words, created_by=actor,
+            )
+            audit_write(site_id=site.pk if site else None, actor=actor, action="word_add", reason=f"{word.strip()} ({action})")
+            transaction.on_commit(lambda: _word_list_changed(site.pk if site else None, rescan=True))
+    except IntegrityError:
+        raise InvalidInput("This word is already in the list.", fields={"word": ["Already in the list."]}) from None
+    return entry
+
+
+def word_delete(*, actor: User, entry: WordEntry) -> None:
+    _require_moderator(actor, entry.site)
+    with transaction.atomic():
+        audit_write(site_id=entry.site_id, actor=actor, action="word_remove", reason=f"{entry.word} ({entry.action})")
+        entry.delete()
+        transaction.on_commit(lambda: _word_list_changed(entry.site_id, rescan=False))
+
+
+def _word_list_changed(site_id: int | None, *, rescan: bool) -> None:
+    """Every process drops its automatons; a new word also re-scans the recent comments."""
+    words.word_list_changed()
+    if rescan:
+        from .tasks import rescan_recent
+
+        rescan_recent.delay(site_id)
+
+
+# --- sanctions -----------------------------------------------------------------------------
+
+
+def sanction_create(*, actor: User, site: Site, user_id: int, kind: str, until: datetime | None = None, reason: str = "") -> Sanction:
+    _require_moderator(actor, site)
+    if kind not in SanctionKind.values:
+        raise InvalidInput("Unknown kind.", fields={"kind": [f"Must be one of {SanctionKind.values}."]})
+    if until is not None and until <= timezone.now():
+        raise InvalidInput("until is in the past.", fields={"until": ["Must be in the future."]})
+    if not User.objects.filter(pk=user_id).exists():
+        raise NotFound("Unknown user.")
+    if user_id == actor.pk:
+        raise InvalidInput("You cannot sanction yourself.", fields={"user_id": ["You cannot sanction yourself."]})
+    with transaction.atomic():
+        sanction = Sanction.objects.create(site=site, user_id=user_id, kind=kind, until=until, reason=reason[:500], created_by=actor)
+        audit_write(site_id=site.pk, actor=actor, action=f"sanction_{kind}", reason=f"user {user_id}: {reason}"[:1000])
+        transaction.on_commit(lambda: cache.delete(standing_cache_key(site.pk, user_id)))
+    return sanction
+
+
+def sanction_delete(*, actor: User, sanction: Sanction) -> None:
+    _require_moderator(actor, sanction.site)
+    with transaction.atomic():
+        audit_write(site_id=sanction.site_id, actor=actor, action=f"sanction_{sanction.kind}_lifted", reason=f"user {sanction.user_id}")
+        key = standing_cache_key(sanction.site_id, sanction.user_id)
+        sanction.delete()
+        transaction.on_commit(lambda: cache.delete(key))
+
+
+# --- review tasks --------------------------------------------------------------------------
+
+
+def task_priority(*, reasons: list[str], reporters: int, author_trusted: bool) -> int:
+    """How urgent a task is: each distinct reporter weighs most, then what the filters found;
+    a trusted author's comment sinks. (Documented in the README's moderation section.)"""
+    priority = 20 * reporters
+    priority += 10 * sum(1 for r in reasons if r.startswith("word:"))
+    priority += 5 * sum(1 for r in reasons if r.startswith("spam:"))
+    priority += 1 if "policy:pre" in reasons else 0
+    return priority - (30 if author_trusted else 0)
+
+
+def review_task_open(*, comment_id: int, reasons: list[str]) -> ReviewTask | None:
+    """Open a review task for the comment, or add the reasons to its open one, and set its
+    priority. None if the comment is gone."""
+    with transaction.atomic():
+        comment = Comment.objects.select_related("subject").filter(pk=comment_id).first()
+        if comment is None:
+            return None
+        task = ReviewTask.objects.select_for_update().filter(comment_id=comment_id, state=TaskState.OPEN).first()
+        if task is None:
+            try:
+                with transaction.atomic():
+                    task = ReviewTask.objects.create(comment_id=comment_id, site_id=comment.subject.site_id, reasons=[])
+            except IntegrityError:  # opened concurrently: join it
+                task = ReviewTask.objects.select_for_update().get(comment_id=comment_id, state=TaskState.OPEN)
+        task.reasons = list(dict.fromkeys([*task.reasons, *reasons]))
+        reporters = Report.objects.filter(comment_id=comment_id).count()
+        trusted = comment.author_id is not None and "trust" in standing_of(
+            site_id=comment.subject.site_id, user_id=comment.author_id
+        )
+        task.priority = task_priority(reasons=task.reasons, reporters=reporters, author_trusted=trusted)
+        task.save(update_fields=["reasons", "priority"])
+    return task
+
+
+def task_claim(*, task_id: int, moderator: User) -> ReviewTask:
+    """Claim an open task for ``MODERATION_CLAIM_SECONDS``; refused while another moderator's
+    claim runs. One statement, so two moderators never both win."""
+    now = timezone.now()
+    lease = now + timedelta(seconds=settings.MODERATION_CLAIM_SECONDS)
+    task = ReviewTask.objects.select_related("site").filter(pk=task_id).first()
+    if task is None:
+        raise NotFound("Unknown task.")
+    _require_moderator(moderator, task.site)
+    won = ReviewTask.objects.filter(
+        Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now) | Q(claimed_by=moderator),
+        pk=task_id, state=TaskState.OPEN,
+    ).update(claimed_by=moderator, claim_expires_at=lease)
+    if not won:
+        raise PermissionDenied("Another moderator is working on this task.")
+    task.refresh_from_db()
+    return task
+
+
+def task_release(*, task_id: int, moderator: User) -> None:
+    ReviewTask.objects.filter(pk=task_id, claimed_by=moderator, state=TaskState.OPEN).update(
+        claimed_by=None, claim_expires_at=None
+    )
+
+
+def claims_expire() -> int:
+    """Free the claims whose lease ran out (the queue also ignores them; this keeps the rows
+    tidy)."""
+    return ReviewTask.objects.filter(state=TaskState.OPEN, claim_expires_at__lte=timezone.now()).update(
+        claimed_by=None, claim_expires_at=None
+    )
+
+
+def tasks_close(*, comment_id: int, actor: User | None, decision: str) -> int:
+    """Close every open task of the comment; call inside the decision's transaction."""
+    return ReviewTask.objects.filter(comment_id=comment_id, state=TaskState.OPEN).update(
+        state=TaskState.DONE, decided_by=actor, decision=decision, decided_at=timezone.now(),
+        claimed_by=None, claim_expires_at=None,
+    )
+
+
+def comment_hold(*, comment_id: int, site_id: int, why: str) -> bool:
+    """Hold a published comment for review (``pending``) without a moderator's decision, as
+    the system: for reports past the threshold and ``block`` words found later. Audited;
+    a no-op (False) when it is not published."""
+    with transaction.atomic():
+        if not Comment.objects.filter(pk=comment_id, status=Status.PUBLISHED).exists():
+            return False
+        _, from_status = comment_set_status(comment_id=comment_id, to_status=Status.PENDING)
+        audit_write(site_id=site_id, actor=None, action="hold", comment_id=comment_id,
+                    from_status=from_status, to_status=Status.PENDING, reason=why)
+    return True
+
+
+# --- reports -------------------------------------------------------------------------------
+
+
+def report_create(*, comment, reporter: User, reason: str, detail: str = "") -> tuple[Report, bool]:
+    """Report a comment (one report per user per comment; a repeat returns the first). When
+    the distinct reporters reach the site's threshold, a published comment is held
+    (``pending``) and its task rises in the queue. ``comment``: a ``CommentRef`` the reporter
+    may see."""
+    if comment.status in (Status.DELETED, Status.REJECTED):
+        raise NotFound("Unknown comment.")
+    participation_check(comment.site_id, reporter.pk)
+    existing = Report.objects.filter(comment_id=comment.pk, user=reporter).first()
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            report = Report.objects.create(
+                comment_id=comment.pk, user=reporter, subject_id=comment.subject_id, reason=reason, detail=detail[:1000]
+            )
+    except IntegrityError:
+        return Report.objects.get(comment_id=comment.pk, user=reporter), False
+    reporters = Report.objects.filter(comment_id=comment.pk).count()
+    threshold = Site.objects.filter(pk=comment.site_id).values_list("report_threshold", flat=True).first() or 0
+    if comment.status == Status.PUBLISHED and reporters >= threshold:
+        comment_hold(comment_id=comment.pk, site_id=comment.site_id, why=f"{reporters} reports")
+    review_task_open(comment_id=comment.pk, reasons=[f"report:{reason}"])
+    return report, True

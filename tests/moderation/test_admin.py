@@ -1,0 +1,51 @@
+"""The Django admin of moderation: usable lists, and changes that go through the services."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from comments.models import Comment
+from comments.services import comment_set_status
+from moderation.models import AuditEntry, ReviewTask, WordEntry
+from moderation.services import review_task_open
+
+from ..factories import CommentFactory, UserFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def browser(db):
+    client = Client()
+    client.force_login(UserFactory(username="root", is_staff=True, is_superuser=True))
+    return client
+
+
+@pytest.mark.parametrize("model", ["wordentry", "sanction", "report", "reviewtask", "auditentry"])
+def test_every_moderation_list_opens(browser, model, subject):
+    assert browser.get(f"/admin/moderation/{model}/").status_code == 200
+
+
+def test_a_word_added_in_the_admin_goes_through_the_service(browser, site):
+    response = browser.post("/admin/moderation/wordentry/add/", {"site": site.pk, "word": "Scam", "action": "block"})
+    assert response.status_code == 302
+    entry = WordEntry.objects.get()
+    assert (entry.word, entry.normalized) == ("Scam", "scam")
+    assert AuditEntry.objects.get().action == "word_add"
+
+
+def test_tasks_are_decided_in_bulk_from_the_admin(browser, subject):
+    comments = [CommentFactory(subject=subject) for _ in range(2)]
+    tasks = []
+    for comment in comments:
+        comment_set_status(comment_id=comment.id, to_status="pending")
+        tasks.append(review_task_open(comment_id=comment.id, reasons=["policy:pre"]))
+    response = browser.post(
+        "/admin/moderation/reviewtask/",
+        {"action": "decide_approve", "_selected_action": [t.pk for t in tasks]},
+    )
+    assert response.status_code == 302
+    assert set(Comment.objects.filter(pk__in=[c.id for c in comments]).values_list("status", flat=True)) == {"published"}
+    assert set(ReviewTask.objects.values_list("state", flat=True)) == {"done"}
+    assert AuditEntry.objects.filter(action="approve").count() == 2

@@ -1,0 +1,149 @@
+"""Moderation's background jobs: the second check, the re-scan after a word list change,
+featuring top comments, expiring claims; idempotent, and run by a real worker at least once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from comments.models import Comment
+from comments.services import comment_set_status
+from moderation import jobs
+from moderation.actions import comment_moderate
+from moderation.models import AuditEntry, ReviewTask, WordEntry
+from moderation.services import claims_expire, word_create
+
+from ..factories import CommentFactory, SubjectFactory, UserFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def status_of(comment) -> str:
+    return Comment.objects.get(pk=comment.pk).status
+
+
+def test_the_rescan_holds_block_words_and_only_queues_review_words(site, subject, moderator):
+    blocked = CommentFactory(subject=subject, body="this is a scam")
+    reviewed = CommentFactory(subject=subject, body="crypto talk")
+    clean = CommentFactory(subject=subject, body="hello")
+    # Words added behind the service's back: no re-scan ran yet.
+    WordEntry.objects.create(site=site, word="scam", normalized="scam", action="block")
+    WordEntry.objects.create(site=site, word="crypto", normalized="crypto", action="review")
+    from moderation import words
+
+    words.forget()
+
+    assert jobs.comments_rescan(site_id=site.pk) == 2
+    assert (status_of(blocked), status_of(reviewed), status_of(clean)) == ("pending", "published", "published")
+    assert {t.comment_id: t.reasons for t in ReviewTask.objects.all()} == {blocked.id: ["word:scam"], reviewed.id: ["word:crypto"]}
+    assert AuditEntry.objects.get(comment_id=blocked.id).action == "hold"
+    # Idempotent: a second run changes nothing more.
+    assert jobs.comments_rescan(site_id=site.pk) == 2
+    assert ReviewTask.objects.count() == 2 and AuditEntry.objects.filter(action="hold").count() == 1
+
+
+def test_adding_a_word_rescans_recent_comments(site, subject, moderator):
+    old = CommentFactory(subject=subject, body="crypto is here")
+    word_create(actor=moderator, site=site, word="crypto", action="review")  # runs the eager task on commit
+    assert ReviewTask.objects.get(comment_id=old.id).reasons == ["word:crypto"]
+    assert status_of(old) == "published"
+
+
+def test_the_second_check_flags_an_author_with_many_rejections(site, subject, moderator, settings):
+    settings.MODERATION_REJECTED_LIMIT = 2
+    author = UserFactory()
+    for _ in range(2):
+        c = CommentFactory(subject=subject, author=author)
+        comment_moderate(comment_id=c.id, actor=moderator, action="reject")
+    latest = CommentFactory(subject=subject, author=author)
+    assert "author:rejections" in jobs.comment_recheck(comment_id=latest.id)
+    assert "author:rejections" in ReviewTask.objects.get(comment_id=latest.id, state="open").reasons
+    assert status_of(latest) == "published"  # a finding queues; it does not unpublish
+
+
+def test_top_comments_are_featured_unless_a_moderator_said_no(site, subject, moderator, settings):
+    settings.MODERATION_FEATURE_MIN_LIKES = 5
+    settings.MODERATION_FEATURE_PER_SUBJECT = 2
+    comments = [CommentFactory(subject=subject) for _ in range(4)]
+    for comment, likes in zip(comments, (9, 7, 6, 2)):
+        Comment.objects.filter(pk=comment.pk).update(like_count=likes)
+    comment_moderate(comment_id=comments[0].id, actor=moderator, action="feature")
+    comment_moderate(comment_id=comments[0].id, actor=moderator, action="unfeature")
+
+    assert jobs.top_comments_feature() == 2
+    featured = set(Comment.objects.filter(featured=True).values_list("pk", flat=True))
+    assert featured == {comments[1].id, comments[2].id}
+    assert AuditEntry.objects.filter(action="feature", actor__isnull=True).count() == 2
+    assert jobs.top_comments_feature() == 0  # idempotent
+
+
+def test_stale_claims_expire(site, subject, moderator):
+    comment = CommentFactory(subject=subject)
+    comment_set_status(comment_id=comment.id, to_status="pending")
+    from moderation.services import review_task_open, task_claim
+
+    task = review_task_open(comment_id=comment.id, reasons=["policy:pre"])
+    task_claim(task_id=task.pk, moderator=moderator)
+    assert claims_expire() == 0
+    ReviewTask.objects.filter(pk=task.pk).update(claim_expires_at=timezone.now() - timedelta(seconds=1))
+    assert claims_expire() == 1
+    assert ReviewTask.objects.get(pk=task.pk).claimed_by_id is None
+
+
+def _worker_database_url() -> str:
+    s = connection.settings_dict
+    if connection.vendor == "postgresql":
+        return f"postgres://{s['USER']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+    return f"sqlite:///{Path(s['NAME']).resolve()}"
+
+
+@pytest.mark.filterwarnings("ignore::celery.exceptions.AlwaysEagerIgnored")
+def test_a_real_worker_runs_the_second_check_of_a_new_comment(site, subject, moderator, tmp_path):
+    """The receivers enqueue ``moderation.recheck_comment`` to a broker; a worker process runs it."""
+    import redis as redis_client
+
+    broker = os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:6379/13")
+    redis_client.Redis.from_url(broker).flushdb()
+    comment = CommentFactory(subject=subject, body="crypto")
+    # The word arrives behind the service's back (no re-scan): only a second check finds it.
+    WordEntry.objects.create(site=site, word="crypto", normalized="crypto", action="review")
+    assert not ReviewTask.objects.exists()
+    env = {
+        **os.environ, "DATABASE_URL": _worker_database_url(), "CELERY_BROKER_URL": broker,
+        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY", "test"),
+    }
+    root = Path(__file__).resolve().parents[2]
+    log = open(tmp_path / "worker.log", "w")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo", "-Q", "moderation",
+         "--without-mingle", "--without-gossip", "--loglevel", "info", "-n", f"mod-{os.getpid()}@%h"],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        from config.celery import app
+
+        deadline = time.monotonic() + 60
+        while "ready." not in (tmp_path / "worker.log").read_text():  # its queue is bound
+            assert worker.poll() is None and time.monotonic() < deadline, (tmp_path / "worker.log").read_text()[-3000:]
+            time.sleep(0.2)
+        with app.connection_for_write(broker) as conn:
+            app.send_task("moderation.recheck_comment", args=[comment.id], queue="moderation", connection=conn)
+        deadline = time.monotonic() + 60
+        while not ReviewTask.objects.filter(comment_id=comment.id).exists():
+            assert worker.poll() is None, (tmp_path / "worker.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, (tmp_path / "worker.log").read_text()[-3000:]
+            time.sleep(0.2)
+        assert ReviewTask.objects.get(comment_id=comment.id).reasons == ["word:crypto"]
+    finally:
+        os.killpg(worker.pid, 9)
+        worker.wait()
+        log.close()
+        redis_client.Redis.from_url(broker).flushdb()
