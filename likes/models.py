@@ -29,9 +29,10 @@ class Like(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["comment", "user"], name="like_by_comment_user")]
+        # "liked" flags of a page (the database fallback) probe the unique (comment, user)
+        # index above, one entry per comment; a second index by user would cost every flush an
+        # index insert per like for no read.
         indexes = [
-            # "liked" flags of a page for one viewer (the database fallback)
-            models.Index(fields=["user", "comment"], condition=Q(active=True), name="like_liked_by_user"),
             # the likers list, oldest like first (the database fallback, and rebuilding Redis)
             models.Index(
                 fields=["comment", "created_at", "user"], condition=Q(active=True), name="like_likers_by_time"

@@ -22,7 +22,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 def liked_sql(user_id: int) -> tuple[str, list]:
     """Over a ``comment_content`` row aliased ``cc``: does ``user_id`` like that comment? One
-    probe of the ``like_liked_by_user`` index."""
+    probe of the unique (comment, user) index."""
     return (
         f"EXISTS (SELECT 1 FROM {_LIKE} lk WHERE lk.comment_id = cc.comment_id AND lk.user_id = %s AND lk.active)",
         [user_id],

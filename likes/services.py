@@ -24,12 +24,11 @@ from comments.exceptions import NotFound
 from comments.models import GONE_STATUSES, Comment, Subject, User
 from comments.rowsql import aware
 
-from . import keys, live, state
+from . import keys, live, rowsets, state
 from .models import Like, StaleLikeState
 
 # Direct writes get versions above any stream entry of the same millisecond.
 _DIRECT_SEQUENCE = (1 << 20) - 1
-_MAX_PAIRS_PER_STATEMENT = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +61,8 @@ def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = Fals
             newest[pair] = action
     if not newest:
         return {}
-    comment_subjects = dict(
-        Comment.objects.filter(pk__in={c for c, _ in newest}).values_list("pk", "subject_id")
-    )
-    users = set(User.objects.filter(pk__in={u for _, u in newest}).values_list("pk", flat=True))
+    comment_subjects = dict(_existing(Comment, "subject_id", {c for c, _ in newest}))
+    users = {pk for pk, _ in _existing(User, "id", {u for _, u in newest})}
     newest = {pair: a for pair, a in newest.items() if pair[0] in comment_subjects and pair[1] in users}
     if not newest:
         return {}
@@ -75,26 +72,31 @@ def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = Fals
             Subject.objects.select_for_update().filter(pk__in=set(comment_subjects.values()))
             .order_by("pk").values_list("pk", flat=True)
         )
-        # Every pair gets a row to lock: rows that do not exist yet start inactive at version 0.
-        Like.objects.bulk_create(
-            [
-                Like(comment_id=c, user_id=u, subject_id=comment_subjects[c], created_at=a.at, active=False, version=0)
-                for (c, u), a in newest.items()
-            ],
-            ignore_conflicts=True,
-            batch_size=_MAX_PAIRS_PER_STATEMENT,
-        )
+        pending = dict(newest)
         updates = []
-        for row_id, comment_id, user_id, active, version, created_at in _locked_rows(list(newest)):
-            action = newest[(comment_id, user_id)]
-            new_version = action.version if action.version is not None else max(version + 1, _clock_version())
-            if new_version <= version:
-                continue
-            if action.liked and not active:
-                created_at = action.at  # a new like (a repeated one keeps its time)
-            updates.append((row_id, action.liked, new_version, connection.ops.adapt_datetimefield_value(created_at)))
-            if action.liked != bool(active):
-                changes[comment_id] += 1 if action.liked else -1
+        for _ in range(3):  # a second round only for rows another flush inserted meanwhile
+            if not pending:
+                break
+            # Rows that exist are locked and moved to the newest action when it is newer.
+            for row_id, comment_id, user_id, active, version in _locked_rows(list(pending)):
+                action = pending.pop((comment_id, user_id))
+                new_version = action.version if action.version is not None else max(version + 1, _clock_version())
+                if new_version <= version:
+                    continue
+                # A new like takes the action's time; a repeated one or an unlike keeps the row's.
+                updates.append((row_id, action.liked, new_version, action.at, action.liked and not active))
+                if action.liked != active:
+                    changes[comment_id] += 1 if action.liked else -1
+            # The rest get their row written in its final state at once. A row another flush
+            # inserted meanwhile makes the insert skip the pair: the loop then treats it as
+            # existing.
+            for comment_id, user_id in _insert_rows(
+                [(c, u, comment_subjects[c], a.liked, a.version or _clock_version(), a.at) for (c, u), a in pending.items()]
+            ):
+                if pending.pop((comment_id, user_id)).liked:
+                    changes[comment_id] += 1
+        if pending:
+            raise RuntimeError(f"like rows of {len(pending)} pair(s) could be neither inserted nor found")
         _update_rows(updates)
         _add_like_counts({c: d for c, d in changes.items() if d})
         if mark_stale:
@@ -123,52 +125,75 @@ def _now() -> datetime:
     return timezone.now()
 
 
+_LIKE_TABLE = connection.ops.quote_name(Like._meta.db_table)
+_COMMENT_TABLE = connection.ops.quote_name(Comment._meta.db_table)
+
+
+def _existing(model, column: str, ids: set[int]) -> list[tuple[int, int]]:
+    """``(id, column)`` of the rows of ``model`` among ``ids``."""
+    table = connection.ops.quote_name(model._meta.db_table)
+    found = []
+    with connection.cursor() as cursor:
+        for source, params in rowsets.sources([("id", "bigint")], [(i,) for i in ids]):
+            cursor.execute(f"SELECT t.id, t.{column} FROM {table} t JOIN {source} ON t.id = x.id", params)
+            found += cursor.fetchall()
+    return found
+
+
+def _insert_rows(rows: list[tuple[int, int, int, bool, int, datetime]]) -> list[tuple[int, int]]:
+    """Insert like rows (comment, user, subject, active, version, time) for pairs that have
+    none; returns the pairs inserted."""
+    columns = [("c", "bigint"), ("u", "bigint"), ("s", "bigint"), ("a", "boolean"), ("v", "bigint"), ("t", "timestamptz")]
+    inserted = []
+    with connection.cursor() as cursor:
+        for source, params in rowsets.sources(columns, rows):
+            # "WHERE 1 = 1" lets SQLite tell the upsert clause from the SELECT's own syntax.
+            cursor.execute(
+                f"INSERT INTO {_LIKE_TABLE} (comment_id, user_id, subject_id, active, version, created_at) "
+                f"SELECT x.c, x.u, x.s, x.a, x.v, x.t FROM {source} WHERE 1 = 1 "
+                f"ON CONFLICT (comment_id, user_id) DO NOTHING RETURNING comment_id, user_id",
+                params,
+            )
+            inserted += cursor.fetchall()
+    return inserted
+
+
 def _locked_rows(pairs: list[tuple[int, int]]):
-    """``(id, comment_id, user_id, active, version, created_at)`` of the pairs' rows, locked."""
-    table = connection.ops.quote_name(Like._meta.db_table)
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    """``(id, comment_id, user_id, active, version)`` of the pairs' existing rows, locked."""
+    lock = " FOR UPDATE OF l" if connection.features.has_select_for_update_of else ""
     rows = []
     with connection.cursor() as cursor:
-        for start in range(0, len(pairs), _MAX_PAIRS_PER_STATEMENT):
-            chunk = pairs[start : start + _MAX_PAIRS_PER_STATEMENT]
-            values = ", ".join(["(%s, %s)"] * len(chunk))
+        for source, params in rowsets.sources([("c", "bigint"), ("u", "bigint")], pairs):
             cursor.execute(
-                f"SELECT id, comment_id, user_id, active, version, created_at FROM {table} "
-                f"WHERE (comment_id, user_id) IN (VALUES {values}) ORDER BY id{lock}",
-                [v for pair in chunk for v in pair],
+                f"SELECT l.id, l.comment_id, l.user_id, l.active, l.version FROM {_LIKE_TABLE} l "
+                f"JOIN {source} ON l.comment_id = x.c AND l.user_id = x.u ORDER BY l.id{lock}",
+                params,
             )
             rows.extend(cursor.fetchall())
-    return [(i, c, u, bool(a), v, aware(t)) for i, c, u, a, v, t in rows]
+    return [(i, c, u, bool(a), v) for i, c, u, a, v in rows]
 
 
-def _update_rows(updates: list[tuple[int, bool, int, object]]) -> None:
-    """Set active, version and created_at of like rows, one statement per chunk:
-    ``UPDATE ... FROM (VALUES ...)`` (PostgreSQL and SQLite >= 3.33 alike)."""
-    table = connection.ops.quote_name(Like._meta.db_table)
+def _update_rows(updates: list[tuple[int, bool, int, datetime, bool]]) -> None:
+    """Set active and version of like rows, and the time of those that become a new like; one
+    statement (SQLite: per chunk)."""
+    columns = [("id", "bigint"), ("a", "boolean"), ("v", "bigint"), ("t", "timestamptz"), ("n", "boolean")]
     with connection.cursor() as cursor:
-        for start in range(0, len(updates), _MAX_PAIRS_PER_STATEMENT):
-            chunk = updates[start : start + _MAX_PAIRS_PER_STATEMENT]
-            values = ", ".join(["(%s, %s, %s, %s)"] * len(chunk))
+        for source, params in rowsets.sources(columns, updates):
             cursor.execute(
-                f"UPDATE {table} SET active = v.column2, version = v.column3, created_at = v.column4 "
-                f"FROM (VALUES {values}) AS v WHERE {table}.id = v.column1",
-                [v for row in chunk for v in row],
+                f"UPDATE {_LIKE_TABLE} SET active = x.a, version = x.v, "
+                f"created_at = CASE WHEN x.n THEN x.t ELSE {_LIKE_TABLE}.created_at END "
+                f"FROM {source} WHERE {_LIKE_TABLE}.id = x.id",
+                params,
             )
 
 
 def _add_like_counts(changes: dict[int, int]) -> None:
-    if not changes:
-        return
-    table = connection.ops.quote_name(Comment._meta.db_table)
-    items = sorted(changes.items())
     with connection.cursor() as cursor:
-        for start in range(0, len(items), _MAX_PAIRS_PER_STATEMENT):
-            chunk = items[start : start + _MAX_PAIRS_PER_STATEMENT]
-            values = ", ".join(["(%s, %s)"] * len(chunk))
+        for source, params in rowsets.sources([("id", "bigint"), ("d", "integer")], sorted(changes.items())):
             cursor.execute(
-                f"UPDATE {table} SET like_count = {table}.like_count + v.column2 "
-                f"FROM (VALUES {values}) AS v WHERE {table}.id = v.column1",
-                [v for pair in chunk for v in pair],
+                f"UPDATE {_COMMENT_TABLE} SET like_count = {_COMMENT_TABLE}.like_count + x.d "
+                f"FROM {source} WHERE {_COMMENT_TABLE}.id = x.id",
+                params,
             )
 
 
@@ -246,14 +271,12 @@ class FlushReport:
     seconds: float = 0.0
 
 
-def _action(entry_id: str, fields: dict, subject_id: int) -> LikeAction | None:
-    try:
-        return LikeAction(
-            comment_id=int(fields["c"]), user_id=int(fields["u"]), liked=fields["l"] == "1",
-            at=state.from_ms(int(fields["t"])), version=live.entry_version(entry_id),
-        )
-    except (KeyError, ValueError):
+def _action(entry_id: str, fields: dict) -> LikeAction | None:
+    parsed = live.parse_action(fields)
+    if parsed is None:
         return None  # not an entry of ours: acknowledged and dropped
+    comment_id, user_id, liked, at = parsed
+    return LikeAction(comment_id=comment_id, user_id=user_id, liked=liked, at=state.from_ms(at), version=live.entry_version(entry_id))
 
 
 def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -> FlushReport:
@@ -282,7 +305,7 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
             entries = live.read_events(r, stream, consumer, batch, reclaim_ms)
             if not entries:
                 break
-            actions = [a for a in (_action(i, f, subject_id) for i, f in entries) if a is not None]
+            actions = [a for a in (_action(i, f) for i, f in entries) if a is not None]
             changes = like_actions_apply(actions)
             _pause_point("committed")
             live.acknowledge(r, stream, [i for i, _ in entries], [(c, subject_id) for c in {a.comment_id for a in actions}])

@@ -78,11 +78,9 @@ def _build(r: redis.Redis, *, comment_id: int, subject_id: int, token: str) -> N
     state that is not loaded."""
     pending: dict[int, tuple[bool, int, int]] = {}
     for entry_id, fields in live.stream_entries(r, keys.events(subject_id)):
-        try:
-            if int(fields["c"]) == comment_id:
-                pending[int(fields["u"])] = (fields["l"] == "1", int(fields["t"]), live.entry_version(entry_id))
-        except (KeyError, ValueError):
-            continue
+        action = live.parse_action(fields)
+        if action is not None and action[0] == comment_id:
+            pending[action[1]] = (action[2], action[3], live.entry_version(entry_id))
     build_key = keys.likers_build(subject_id, comment_id, token)
     r.delete(build_key)
     r.zadd(build_key, {live.SENTINEL: float("-inf")})

@@ -125,7 +125,7 @@ def test_foreign_stream_entries_are_acknowledged_and_dropped(subject, redis_url,
     comment = CommentFactory(subject=subject)
     like_set(comment=comment, user=UserFactory(), liked=True)
     raw_redis.xadd(keys.events(subject.id), {"junk": "1"})
-    raw_redis.xadd(keys.events(subject.id), {"c": "x", "u": "1", "l": "1", "t": "1"})
+    raw_redis.xadd(keys.events(subject.id), {"a": "x:1:1:1"})
     report = likes_flush()
     assert report.events == 3
     assert count_of(comment) == 1
