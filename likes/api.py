@@ -54,6 +54,6 @@ class LikersView(ApiView):
     @extend_schema(parameters=[PageParams], responses={200: LikersPageOut, **error_responses(400, 404)}, summary="Who likes a comment, oldest like first")
     def get(self, request, comment_id: int):
         params = query_params(request, PageParams)
-        comment, _ = comment_queries.comment_for_viewer(comment_id, request.user)
+        comment = comment_queries.comment_ref_for_viewer(comment_id, request.user)
         page = queries.likers(comment, limit=params["limit"], cursor=params.get("cursor"))
         return Response({"items": page.items, "next_cursor": page.next_cursor})
