@@ -8,9 +8,11 @@ class ModerationConfig(AppConfig):
     def ready(self) -> None:
         from comments import hooks
 
-        from . import checks, receivers, services
+        from . import checks, receivers, services, wordfilter
 
         hooks.register_content_check(checks.check_content)
         hooks.register_participation_check(services.participation_check)
         hooks.comment_posted.connect(receivers.comment_written, dispatch_uid="moderation.posted")
         hooks.comment_edited.connect(receivers.comment_written, dispatch_uid="moderation.edited")
+        # The filter's character tables, built now rather than on the first comment's request.
+        wordfilter.normalize_word("x")

@@ -57,6 +57,9 @@ def word_create(*, actor: User, site: Site | None, word: str, action: str, insid
     normalized = normalize_word(word)
     if not normalized:
         raise InvalidInput("The word has no letters to match.", fields={"word": ["The word has no letters to match."]})
+    if len(normalized) > WordEntry._meta.get_field("normalized").max_length:
+        # A few characters expand a lot under NFKC (U+FDFA is 18 letters).
+        raise InvalidInput("The word is too long once normalized.", fields={"word": ["Too long once normalized."]})
     try:
         with transaction.atomic():
             entry = WordEntry.objects.create(

@@ -7,76 +7,81 @@ Normalization
 Text and entry words go through the same steps, each a C-speed operation on the whole string:
 
 A. *Ignorable characters removed*: format characters (category Cf: zero-width space, joiners,
-   word joiner, BOM, soft hyphen, bidi controls, tags...) and the other default-ignorable
-   code points that render as nothing (combining grapheme joiner, variation selectors, Hangul
+   word joiner, BOM, soft hyphen, bidi controls, tags...) and the other default-ignorable code
+   points that render as nothing (combining grapheme joiner, variation selectors, Hangul
    fillers, Mongolian variation selectors): ``b\\u200bad`` reads ``bad``.
-B. *NFKC, then ``str.casefold()``*: full-width forms become ASCII (``ＢＡＤ`` -> ``bad``),
-   ligatures and compatibility characters expand (``ﬁ`` -> ``fi``, ``①`` -> ``1``), case
-   folds (``ß`` -> ``ss``, ``Σ``/``ς`` -> ``σ``). (NFKC is computed without CPython's slow
-   composition pass where it is not needed; the result is exactly ``unicodedata``'s NFKC.)
-C. *Whitespace* (only for a list with multi-word entries, and always for entry words): every
-   run of whitespace and ``_`` becomes one space, so ``bad \\n\\n word`` matches ``bad word``.
-D. *Separators between single letters dropped*: a run of 1-3 separator characters
-   (whitespace, punctuation, symbols, emoji, ``_``) between two single-letter tokens (a letter
-   or digit with no letter, digit or mark right before or after it) is removed: ``b.a.d``,
-   ``b a d``, ``b-a-d``, ``b_a_d``, ``b . a . d`` all read ``bad``. Han, Hiragana and Katakana
-   characters are each a token of their own (these scripts put no spaces between words), so
-   separators between two of them are dropped too: ``敏 感 词``, ``敏.感.词`` and ``这是敏*感*词啊``
-   read ``敏感词``/``这是敏感词啊``. Real words are never joined: in ``grab a dog`` only ``a`` is
-   a single letter, and nothing changes.
+B. *NFKC, then* ``str.casefold()``: full-width forms become ASCII (``ＢＡＤ`` -> ``bad``),
+   ligatures and compatibility characters expand (``ﬁ`` -> ``fi``, ``①`` -> ``1``), case folds
+   (``ß`` -> ``ss``, ``Σ``/``ς`` -> ``σ``). The result is exactly ``unicodedata``'s NFKC, computed
+   without CPython's composition pass where nothing composes (that pass costs ~1 ms on 5,000
+   characters of Chinese).
+C. *Underscores become spaces*; for a list with multi-word entries (and for entry words) every
+   run of whitespace also becomes one space, so ``bad \\n\\n word`` matches ``bad word``.
+D. *Separators between single letters dropped*: a run of 1 to 3 separator characters
+   (whitespace, punctuation, symbols, emoji) is removed
 
-An entry's word is normalized the same way (with step C), then stripped of surrounding
-whitespace; a word without any letter or digit left (``...``) is unusable and skipped.
+   * between two Han, Hiragana or Katakana characters (these scripts put no spaces between
+     words): ``敏 感 词``, ``敏.感.词``, ``这是敏*感*词啊`` read ``敏感词``, ``这是敏感词啊``;
+   * between two single-letter tokens (a letter or digit with no letter, digit or mark right
+     before or after it): ``b.a.d``, ``b a d``, ``b-a-d``, ``b_a_d``, ``b . a . d`` read
+     ``bad``; a one-syllable Hangul word is such a token too (``나 쁜`` reads ``나쁜``).
+
+   Real words are never joined: in ``grab a dog`` only ``a`` is a single letter.
+
+An entry's word is normalized the same way (with the whitespace runs of step C), then stripped of
+surrounding whitespace; a word without any letter or digit left (``...``) is unusable and skipped.
 
 Matching and word boundaries
 ----------------------------
-An entry with ``inside_words=False`` matches only at word boundaries in the normalized text:
-an edge of the match is *not* a boundary when the match's edge character and its neighbour
-outside the match are both word characters, that is letters, digits or combining marks of a
-script that separates words with spaces. Han, Hiragana, Katakana, Hangul, Bopomofo, Thai, Lao,
-Khmer and Myanmar never count as word characters, so ``敏感词`` matches inside ``这是敏感词啊``
-while ``ass`` does not match in ``class``, ``assist`` or ``grass``. Digits count (``bad1``
-does not match ``bad``). This is the regular-expression ``\\b`` rule with CJK-like scripts as
-non-word characters; an entry whose edge is itself a separator (``.net``, ``c++``) needs no
-boundary on that side. ``inside_words=True`` entries match anywhere.
+An entry with ``inside_words=False`` matches only at word boundaries of the normalized text: an
+edge of the match is *not* a boundary when the match's edge character and its neighbour outside
+the match are both word characters, that is letters, digits or combining marks of a script that
+separates words with spaces. Han, Hiragana, Katakana, Hangul, Bopomofo, Thai, Lao, Khmer and
+Myanmar never count as word characters, so ``敏感词`` matches inside ``这是敏感词啊`` while
+``ass`` matches neither ``class``, ``assist`` nor ``grass``. Digits count (``bad1`` does not
+match ``bad``). This is the regular-expression ``\\b`` rule with CJK-like scripts as non-word
+characters; an entry whose edge is itself a separator (``.net``, ``c++``) needs no boundary on
+that side. ``inside_words=True`` entries match anywhere.
 
-One exception: where step D joined single letters across whitespace, the position is a
-possible word boundary ("soft"), because spaced-out letters may be several words: ``a b.a.d``
-and ``I said b a d`` match ``bad`` (the article is joined to the letters), ``c l a s s``
-matches ``ass`` too. Dots or dashes alone do not make soft boundaries: ``c.l.a.s.s`` does not.
+One exception: where step D joined single letters across a space or a line break, the position
+is a possible word boundary ("soft"), since spaced-out letters may be several words: ``a b.a.d``
+and ``I said b a d`` match ``bad`` (the article is joined to the letters), and ``c l a s s``
+matches ``ass`` too. Dots or dashes alone make no soft boundary: ``c.l.a.s.s`` does not.
 
-Entries whose word is made only of word characters and that need boundaries (the bulk of a
-list) are matched by looking up the words of the text in a hash set; the others (CJK words,
-multi-word entries, words with symbols, ``inside_words`` entries) go through one Aho-Corasick
-automaton, as do the words around soft boundaries. Entries normalizing to the same key share it.
+Entries made only of word characters that need boundaries (the bulk of a list) are matched by
+looking the words of the text up in a hash set; the others (CJK words, multi-word entries, words
+with symbols, ``inside_words`` entries) go through one Aho-Corasick automaton, as do the words
+around soft boundaries. Entries normalizing to the same key share it.
 
 Spans and masking
 -----------------
-Hits are reported with their span in the *original* text, from the first to the last original
-character that produced the match (separators and ignorable characters in between included).
-The span needs a normalized->original index map, which is built only when there is a hit: each
-step records where it changed the length of the text, and positions are mapped back through
-the steps. NFKC and casefold are mapped per "chunk" (a character with the marks or jamo that
-compose with it); a chunk that expands (``ß`` -> ``ss``) or contracts (``e`` + U+0301 -> ``é``)
-maps all its normalized characters to the whole chunk.
+Hits carry their span in the *original* text, from the first to the last original character that
+produced the match (separators and ignorable characters in between included). The span needs a
+normalized->original index map, built only when there is a hit: each step records where it
+changed the length of the text, and positions are mapped back through the steps. NFKC and case
+folding are mapped per "chunk": a character with the marks or jamo that compose with it, or a
+character that folds to several (``ß`` -> ``ss``, ``…`` -> ``...``); all the normalized
+characters of a chunk map to the whole chunk (``e`` + U+0301 -> ``é``: both original
+characters).
 
 ``mask`` replaces, inside the union of the given spans, every original character that is (or
 normalizes to) a letter or digit by one ``*`` and drops the combining marks attached to a masked
 character (a letter with its accents becomes one ``*``); separators, symbols, emoji, spaces and
 ignorable characters inside a span are kept, and everything outside the spans is returned exactly
 as written: ``b.a.d`` -> ``*.*.*``, ``ＢＡＤ`` -> ``***``, ``Straße`` (entry ``strasse``) ->
-``******``. The text keeps its length in characters unless a masked span contains combining
-marks.
+``******``. The text keeps its length in characters unless a masked span holds combining marks.
 
-Performance: with no hit (the common case) a scan is a few whole-string passes (ignorable
-characters, NFKC, casefold, the separator joining, the word split), one automaton pass and a
-set intersection; the index map is built only when something matched.
+Performance: with no hit (the common case) a scan is a few whole-string passes (ignorable and
+compatibility characters, NFKC quick check, case folding, the CJK joining, the word split), a
+set intersection and one automaton pass; the index map is built only when something matched.
+The character tables are built once per process, on first use.
 """
 
 from __future__ import annotations
 
 import bisect
 import functools
+import operator
 import re
 import unicodedata
 from array import array
@@ -119,7 +124,7 @@ _NOSPACE_RANGES = (
     (0x19E0, 0x19FF),  # Khmer symbols
     (0x2E80, 0x2FDF),  # CJK radicals, Kangxi radicals
     (0x3005, 0x3007),  # ideographic iteration mark, closing mark, number zero
-    (0x3021, 0x3029),  # Hangzhou numerals
+    (0x3021, 0x302F),  # Hangzhou numerals, ideographic tone marks
     (0x3031, 0x3035),  # kana repeat marks
     (0x3038, 0x303C),
     (0x3040, 0x30FF),  # Hiragana, Katakana
@@ -138,14 +143,14 @@ _NOSPACE_RANGES = (
     (0x20000, 0x323AF),  # CJK extensions B-H, compatibility supplement
 )
 
-# Han, Hiragana, Katakana: each character is a token of its own for the separator joining.
+# Han, Hiragana, Katakana: separators between two of them are dropped (step D).
 _CJK_JOIN_RANGES = (
     (0x3005, 0x3007),
     (0x3021, 0x3029),
     (0x3031, 0x3035),
     (0x3038, 0x303C),
     (0x3041, 0x3096),  # Hiragana
-    (0x309D, 0x309F),
+    (0x3099, 0x309F),  # with the combining voiced sound marks
     (0x30A1, 0x30FA),  # Katakana (not U+30A0 ゠ nor U+30FB ・, which are punctuation)
     (0x30FC, 0x30FF),
     (0x31F0, 0x31FF),
@@ -183,15 +188,21 @@ _EXTRA_ATTACH = (
     (0xFFA0, 0xFFDC),
 )
 
-# Astral code points get coarse ranges (exact ones would make every regex test slow: only the
-# Basic Multilingual Plane gets a bitmap). Letters, digits and marks of the supplementary
-# multilingual plane up to U+1EFFF (historic and minority scripts) and the ideographic planes
-# count as word material; U+1F000-U+1FFFF (emoji, symbols) as separators.
-_ASTRAL_NONSEP = ((0x10000, 0x1EFFF),)  # with \w, which has the ideographic planes
+# Astral code points get coarse ranges: the regex engine tests a BMP character against a class
+# with a bitmap, then against each astral range of the class, one by one. Letters, digits and
+# marks of the supplementary multilingual plane up to U+1EFFF (historic and minority scripts)
+# count as word material; U+1F000-U+1FFFF (emoji, symbols) are separators.
+_ASTRAL_NONSEP = ((0x10000, 0x1EFFF),)  # with \w, which covers the ideographic planes
 _ASTRAL_WORD = ((0x10000, 0x16FDF), (0x17000, 0x1AFFF), (0x1B170, 0x1EFFF))
-_ASTRAL_COMPAT = ((0x2F800, 0x2FA1F),)  # CJK compatibility ideographs supplement (not scanned)
+_ASTRAL_COMPAT = ((0x2F800, 0x2FA1F),)  # CJK compatibility ideographs supplement (not categorized)
+# Letters for step D that are neither word characters nor Han/Kana: their presence means step D
+# may join single letters that the word split does not see (Hangul, Thai... and a few enclosed
+# digits NFKC leaves alone).
+_ASTRAL_ODD_LETTERS = ((0x1F100, 0x1F10C), (0x1FBF0, 0x1FBF9))
 
 _CLASS_SPECIAL = frozenset("\\[]^-&~|")
+_FIRST_GROUP = operator.itemgetter(1)
+_BMP_END = 0x10000
 
 
 def _class(ranges: Iterable[tuple[int, int]]) -> str:
@@ -220,25 +231,30 @@ def _expand(ranges: Iterable[tuple[int, int]]) -> set[int]:
     return set(chain.from_iterable(range(lo, hi + 1) for lo, hi in ranges))
 
 
-def _coarse(ranges: Iterable[tuple[int, int]], gap: int) -> list[tuple[int, int]]:
-    """The ranges with those less than ``gap`` apart merged."""
-    out: list[tuple[int, int]] = []
-    for lo, hi in sorted(ranges):
-        if out and lo - out[-1][1] <= gap:
+def _coarse_astral(ranges: Iterable[tuple[int, int]], gap: int = 64) -> list[tuple[int, int]]:
+    """The ranges, the astral ones less than ``gap`` apart merged."""
+    ranges = list(ranges)
+    out = [r for r in ranges if r[1] < _BMP_END]
+    for lo, hi in sorted(r for r in ranges if r[1] >= _BMP_END):
+        if out and out[-1][1] >= _BMP_END and lo - out[-1][1] <= gap:
             out[-1] = (out[-1][0], max(hi, out[-1][1]))
         else:
             out.append((lo, hi))
     return out
 
 
-# The code points categorized when the tables are built: all but surrogates and the planes
-# above the supplementary multilingual one (no marks or format characters there except in
-# plane 14, which is ignorable as a whole).
+# The code points categorized when the tables are built: all but surrogates and the planes above
+# the supplementary multilingual one (no marks or format characters there but in plane 14, which
+# is ignorable as a whole).
 _CATEGORIZED = ((0x0000, 0xD7FF), (0xE000, 0x1FFFF))
 _MARK, _FORMAT, _LETTER = 1, 2, 3  # _LETTER: letters and digits
 _CATEGORY_CODES = {"Mn": _MARK, "Mc": _MARK, "Me": _MARK, "Cf": _FORMAT}
 _CATEGORY_CODES.update(dict.fromkeys(("Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "Nl", "No"), _LETTER))
-_BMP_END = 0x10000
+
+
+def _categorized_chars() -> str:
+    """Every categorized code point, in order, as one string."""
+    return array("I", chain.from_iterable(range(lo, hi + 1) for lo, hi in _CATEGORIZED)).tobytes().decode("utf-32-le")
 
 
 def _code_ranges(codes: bytes | bytearray, pattern: bytes) -> list[tuple[int, int]]:
@@ -253,33 +269,47 @@ def _code_ranges(codes: bytes | bytearray, pattern: bytes) -> list[tuple[int, in
 
 
 class _Patterns:
-    """The regular expressions of the normalization, for texts with astral characters or, with
-    the astral parts of the classes left out, for texts without (the regex engine tests a BMP
-    character against a class with a bitmap, but then against every astral range of it, one by
-    one: a few ranges cost as much as the bitmap)."""
+    """The regular expressions of the normalization: with the astral parts of the classes for
+    texts with astral characters, without for the others (cheaper, see _ASTRAL_NONSEP)."""
 
     def __init__(self, classes: dict[str, list[tuple[int, int]]], astral: bool):
         def cls(name: str) -> str:
-            ranges = classes[name] if astral else [(lo, min(hi, _BMP_END - 1)) for lo, hi in classes[name] if lo < _BMP_END]
+            ranges = classes[name]
+            if not astral:
+                ranges = [(lo, min(hi, _BMP_END - 1)) for lo, hi in ranges if lo < _BMP_END]
             return _class(ranges)
 
-        # Letters, digits and marks: separators are everything else. \w is letters, digits and
-        # "_", which step C turns into a space.
+        # Letters, digits and marks; separators are everything else. (\w is letters, digits and
+        # "_", which step C turns into a space.)
         nonsep = "\\w" + cls("marks")
         S, W, C = f"[^{nonsep}]", f"[{nonsep}]", f"[{cls('cjk')}]"
 
         # Steps A and B: the characters to remove or to replace by their NFKC form.
         self.special = re.compile(f"[{cls('ignorable')}{cls('compat')}]")
+        # Step D: the letters of the scripts it joins but the word split does not see.
+        self.single = re.compile(f"[{cls('single')}]")
         self.ignorable = re.compile(f"[{cls('ignorable')}]+")
-        # Step B, index map only: a character with the ones that compose with it.
+        # Step B, index map only: the characters that compose with the one before them (chunks:
+        # a character with those, or a character that folds to several, with those).
         self.attach = re.compile(f"[{cls('attach')}]+")
-        # Step D: 1-3 separators after a single-letter token or a CJK character and before
-        # another. The match is the separators alone and starts with one, so that the regex
-        # engine only tries the positions that hold a separator.
-        self.join = re.compile(f"{S}(?:(?<={C}.)|(?<={W}.)(?<!{W}..)){S}{{0,2}}(?={C}|{W}(?!{W}))")
-        # The words of spaced scripts (letters, digits, marks; the boundary rule's word characters).
+        self.astral = astral
+        # Step D: separators between two Han/Kana characters (two forms: the first tries only
+        # the positions of separators, the second those of Han/Kana), ...
+        self.cjk_join = re.compile(f"{S}(?<={C}.){S}{{0,2}}(?={C})", re.DOTALL)
+        self.cjk_pairs = re.compile(f"({C}){S}{{1,3}}(?={C})")
+        # ... and between two single-letter tokens. (Both matches start with a separator and
+        # look behind it: the regex engine tries only the positions holding one.)
+        self.single_join = re.compile(f"{S}(?<!{W}..)(?<={W}.)(?<!{C}.){S}{{0,2}}(?!{C})(?={W}(?!{W}))", re.DOTALL)
+        # The words of spaced scripts (letters, digits, marks: the boundary rule's word characters).
         self.word = re.compile(f"[{cls('word')}]+")
         self.wordch = re.compile(f"[{cls('word')}]")
+
+    @functools.cached_property
+    def chunk(self) -> re.Pattern[str]:
+        ranges = _tables().expanders
+        if not self.astral:
+            ranges = [(lo, min(hi, _BMP_END - 1)) for lo, hi in ranges if lo < _BMP_END]
+        return re.compile(f"[{_class(ranges)}]{self.attach.pattern[:-1]}*")
 
 
 class _Tables:
@@ -287,10 +317,11 @@ class _Tables:
     slow machine; importing the module costs nothing)."""
 
     def __init__(self) -> None:
-        chars = array("I", chain.from_iterable(range(lo, hi + 1) for lo, hi in _CATEGORIZED)).tobytes().decode("utf-32-le")
+        chars = _categorized_chars()
         codes = bytearray(map(_CATEGORY_CODES.get, map(unicodedata.category, chars), repeat(0)))
         marks = _code_ranges(codes, b"\x01+")
         formats = _code_ranges(codes, b"\x02+")
+        letters = _code_ranges(codes, b"[\x01\x03]+")  # letters, digits, marks
         offset = 0
         for first, last in _CATEGORIZED:  # letters of spaced scripts only from here on
             for lo, hi in _NOSPACE_RANGES:
@@ -300,34 +331,55 @@ class _Tables:
             offset += last - first + 1
         spaced = [r for r in _code_ranges(codes, b"[\x01\x03]+") if r[0] < _BMP_END]
         decomposable = compress(chars, map(unicodedata.decomposition, chars))
-        compat = _ranges(ord(c) for c in decomposable if unicodedata.normalize("NFKC", c) != c)
+        compat = _expand((cp, cp) for cp in map(ord, decomposable) if unicodedata.normalize("NFKC", chr(cp)) != chr(cp))
 
-        def coarse_astral(ranges: Iterable[tuple[int, int]], gap: int = 64) -> list[tuple[int, int]]:
-            ranges = list(ranges)
-            return [r for r in ranges if r[1] < _BMP_END] + _coarse((r for r in ranges if r[1] >= _BMP_END), gap)
-
-        ignorable = _expand([*formats, *_EXTRA_IGNORABLE])
-        # Astral format characters other than tags are historic-script controls: not worth a range.
-        self.ignorable = frozenset(cp for cp in ignorable if cp < _BMP_END or cp >= 0xE0000)
+        # Astral format characters other than tags are controls of historic scripts: no range.
+        ignorable = {cp for cp in _expand([*formats, *_EXTRA_IGNORABLE]) if cp < _BMP_END or cp >= 0xE0000}
+        single = (_expand(_NOSPACE_RANGES) & _expand(letters)) - _expand(_CJK_JOIN_RANGES) - compat - ignorable
+        self.ignorable_chars = frozenset(map(chr, ignorable))
+        # The high bytes of the UTF-16 code units of those letters: a quick test before the
+        # regex that finds them.
+        high = {cp >> 8 for cp in single if cp < _BMP_END}
+        self.single_high_bytes = bytes(int(i in high) for i in range(256))
+        self._compat = compat
         self._classes = {
-            "ignorable": _ranges(self.ignorable),
-            "compat": coarse_astral([*compat, *_ASTRAL_COMPAT], 4096),
-            "attach": coarse_astral(_ranges(_expand([*marks, *_EXTRA_ATTACH]) - ignorable)),
-            "marks": coarse_astral([*marks, *_ASTRAL_NONSEP]),
+            "ignorable": _ranges(ignorable),
+            "compat": _coarse_astral([*_ranges(compat), *_ASTRAL_COMPAT]),
+            "single": [*_ranges(cp for cp in single if cp < _BMP_END), *_ASTRAL_ODD_LETTERS],
+            "attach": _coarse_astral(_ranges(_expand([*marks, *_EXTRA_ATTACH]) - ignorable)),
+            "marks": _coarse_astral([*marks, *_ASTRAL_NONSEP]),
             "cjk": list(_CJK_JOIN_RANGES),
             "word": [*spaced, *_ASTRAL_WORD],
         }
         self.bmp = _Patterns(self._classes, astral=False)
+        # Astral characters the BMP patterns classify as the full ones do: no letter, digit or
+        # mark, in no astral range of a class (emoji and most symbols).
+        astral = [r for ranges in self._classes.values() for r in ranges if r[1] >= _BMP_END]
+        self._astral = re.compile("[\U00010000-\U0010FFFF]")
+        self._astral_special = re.compile(f"[\\w{_class(astral)}]")
 
     @functools.cached_property
     def full(self) -> _Patterns:
         return _Patterns(self._classes, astral=True)
 
+    @functools.cached_property
+    def expanders(self) -> list[tuple[int, int]]:
+        """The characters NFKC and case folding turn into more than one (``ß``, ``…``, ``ﬁ``),
+        for the index map only (built on its first use)."""
+        chars = _categorized_chars()
+        expanding = {ord(c) for c, folded in zip(chars, map(str.casefold, chars)) if len(folded) != 1}
+        expanding.update(cp for cp in self._compat if len(unicodedata.normalize("NFKC", chr(cp)).casefold()) != 1)
+        return _coarse_astral([*_ranges(expanding), *_ASTRAL_COMPAT, *self._classes["attach"]], 4096)
+
     def patterns(self, text: str) -> _Patterns:
-        """The patterns for this text (and anything normalized from it)."""
+        """The patterns for this text (and anything normalized from it): those without astral
+        ranges unless the text has astral characters they would classify differently."""
         if text.isascii() or len(text.encode("utf-16-le", "surrogatepass")) == 2 * len(text):
             return self.bmp
-        return self.full
+        for ch in set(self._astral.findall(text)):
+            if self._astral_special.match(ch):
+                return self.full
+        return self.bmp
 
 
 @functools.cache
@@ -338,71 +390,146 @@ def _tables() -> _Tables:
 # --- normalization -------------------------------------------------------------------------
 
 
-def _clean(s: str, p: _Patterns) -> str:
-    """Steps A and B but case folding: ignorable characters removed, then NFKC.
+def _clean(s: str, p: _Patterns) -> tuple[str, str]:
+    """Steps A and B but case folding: the text without ignorable characters, then its NFKC.
 
     CPython's NFKC is slow when the text is not NFKC already (its composition pass costs ~200 ns
     a character in CJK or Thai text, 1 ms for 5,000 characters), which a Chinese comment with
-    full-width punctuation never is. So: the compatibility characters found are replaced by
-    their NFKC form, which keeps the text's NFKD, hence its NFKC; if the result passes the quick
-    check it is the text's NFKC. Otherwise NFKD then NFC, which is NFKC by definition and quick
-    when nothing composes."""
+    full-width punctuation never is. So the compatibility characters found are replaced by their
+    NFKC form, which keeps the text's NFKD, hence its NFKC: if the result passes the quick check,
+    it is the text's NFKC. Otherwise NFKD then NFC, which is NFKC by definition and quick when
+    nothing composes."""
     found = set(p.special.findall(s))
-    compat = found
-    if found:
-        ignorable = _tables().ignorable
-        removed = [ch for ch in found if ord(ch) in ignorable]
-        if removed:
-            compat = found.difference(removed)
-            if len(removed) <= 8:
-                for ch in removed:
-                    s = s.replace(ch, "")
-            else:
-                s = p.ignorable.sub("", s)
+    if not found:
+        return s, (s if unicodedata.is_normalized("NFKC", s) else unicodedata.normalize("NFKC", s))
+    removed = found & _tables().ignorable_chars
+    if removed:
+        if len(removed) <= 8:
+            for ch in removed:
+                s = s.replace(ch, "")
+        else:
+            s = p.ignorable.sub("", s)
     if unicodedata.is_normalized("NFKC", s):
-        return s
+        return s, s
+    compat = found - removed
     if len(compat) <= 16:
         out = s
         for ch in compat:
             out = out.replace(ch, unicodedata.normalize("NFKC", ch))
         if unicodedata.is_normalized("NFKC", out):
-            return out
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFKD", s))
+            return s, out
+    return s, unicodedata.normalize("NFC", unicodedata.normalize("NFKD", s))
+
+
+def _cjk_joined(s: str, p: _Patterns) -> str:
+    """Step D, first part. In a text with spaces (not mostly CJK), trying the positions of the
+    Han/Kana characters is cheaper; in CJK text, those of the separators."""
+    if s.count(" ") * 16 > len(s):
+        return p.cjk_pairs.sub(_FIRST_GROUP, s)
+    return p.cjk_join.sub("", s)
+
+
+def _has_single_letters(s: str, p: _Patterns) -> bool:
+    """Whether s (not ASCII, normalized) has letters of the scripts step D joins but the word
+    split does not see (Hangul, Thai...): their UTF-16 high bytes first (a few C-speed passes),
+    then the regex if those say maybe."""
+    if not p.astral:
+        high = s.encode("utf-16-le", "surrogatepass")[1::2]
+        if b"\x01" not in high.translate(_tables().single_high_bytes):
+            return False
+    return p.single.search(s) is not None
 
 
 def _fold(s: str, p: _Patterns | None = None) -> str:
     """Steps A and B: ignorable characters removed, NFKC, case folding."""
     if s.isascii():
         return s.lower()
-    return _clean(s, p or _tables().patterns(s)).casefold()
+    return _clean(s, p or _tables().patterns(s))[1].casefold()
 
 
-def _prepared(text: str, p: _Patterns, collapse: bool) -> str:
-    """Steps A-C."""
-    s = _fold(text, p).replace("_", " ")
-    return " ".join(s.split()) if collapse else s
+_ASCII_SEPARATORS = str.maketrans({c: " " for c in range(128) if not chr(c).isalnum()})
+# UTF-8 bytes to spaces but ASCII letters and digits; the bytes of UTF-8 sequences of no word
+# character but ASCII ones: ASCII, continuation bytes, the leads of U+3000-U+9FFF (CJK; U+302A-
+# U+302F are in _NOSPACE_RANGES), of U+B000-U+D7FF (Hangul), U+E000-U+EFFF (private use) and,
+# with the patterns without astral ranges, of astral characters (those patterns are used only
+# when the text's astral characters are no word characters: emoji).
+_UTF8_SEPARATORS = bytes(c if c < 128 and chr(c).isalnum() else 32 for c in range(256))
+_UTF8_WORDLESS = bytes([*range(0xC0), *range(0xE3, 0xEA), 0xEB, 0xEC, 0xED, 0xEE])
+_UTF8_WORDLESS_OR_ASTRAL = _UTF8_WORDLESS + bytes(range(0xF0, 0xF5))
 
 
-def _soft(pre: str, post: str, p: _Patterns) -> frozenset[int]:
-    """The soft word boundaries of ``post`` (``pre`` after step D): where step D removed
-    separators with a space or a line break between two letters of spaced scripts."""
-    if len(pre) == len(post) or (pre.count(" ") == post.count(" ") and pre.count("\n") == post.count("\n")):
+def _words(s: str, p: _Patterns) -> list[str] | list[bytes]:
+    """The words of spaced scripts in s (maximal runs of word characters), in order: as str,
+    or as the UTF-8 bytes of ASCII words when s has no word characters beyond ASCII (split at
+    C speed, a third of the regex's time)."""
+    if s.isascii():
+        return s.translate(_ASCII_SEPARATORS).split()
+    data = s.encode("utf-8", "surrogatepass")
+    if not data.translate(None, _UTF8_WORDLESS if p.astral else _UTF8_WORDLESS_OR_ASTRAL):
+        return data.translate(_UTF8_SEPARATORS).split()
+    return p.word.findall(s)
+
+
+@dataclass(slots=True)
+class _Normalized:
+    """A text through the normalization steps: after A (``a``), B (``b``), C (``c``), the first
+    part of D (``mid``: CJK) and the second (``text``: single letters, the final result),
+    whether that second part ran, the words of ``text`` if known (see ``_words``)."""
+
+    a: str
+    b: str
+    c: str
+    mid: str
+    text: str
+    singles: bool
+    words: list[str] | list[bytes] | None = None
+
+
+def _normalize(text: str, p: _Patterns, collapse: bool) -> _Normalized:
+    if text.isascii():
+        a, b, single = text, text.lower(), False
+    else:
+        a, b = _clean(text, p)
+        b = b.casefold()
+        single = _has_single_letters(b, p)
+    c = b.replace("_", " ")
+    if collapse:
+        c = " ".join(c.split())
+    mid = c if c.isascii() else _cjk_joined(c, p)
+    words = _words(mid, p)
+    # Joining single letters needs two one-letter words in a row (most texts have none), or
+    # letters of the scripts the word split leaves out.
+    if single:
+        return _Normalized(a, b, c, mid, p.single_join.sub("", mid), True)
+    try:
+        singles = b"\x01\x01" in bytes(map(len, words))
+    except ValueError:  # a word of 256 characters or more
+        singles = b"\x01\x01" in bytes(min(len(word), 2) for word in words)
+    if singles:
+        return _Normalized(a, b, c, mid, p.single_join.sub("", mid), True)
+    return _Normalized(a, b, c, mid, mid, False, words)
+
+
+def _soft(mid: str, post: str, p: _Patterns) -> frozenset[int]:
+    """The soft word boundaries of ``post`` (``mid`` after joining single letters): where a
+    space or a line break between two letters of spaced scripts was removed."""
+    if len(mid) == len(post) or (mid.count(" ") == post.count(" ") and mid.count("\n") == post.count("\n")):
         return frozenset()
     soft = []
     removed = 0
-    for m in p.join.finditer(pre):
+    for m in p.single_join.finditer(mid):
         a, b = m.span()
         sep = m.group()
-        if (" " in sep or "\n" in sep) and p.wordch.match(pre, a - 1) and p.wordch.match(pre, b):
+        if (" " in sep or "\n" in sep) and p.wordch.match(mid, a - 1) and p.wordch.match(mid, b):
             soft.append(a - removed)
         removed += b - a
     return frozenset(soft)
 
 
 def normalize_text(text: str) -> str:
-    """The text as the filter reads it (steps A-D of the module docstring, with C)."""
-    p = _tables().patterns(text)
-    return p.join.sub("", _prepared(text, p, True))
+    """The text as the filter reads it (steps A-D of the module docstring, whitespace runs
+    included)."""
+    return _normalize(text, _tables().patterns(text), True).text
 
 
 def normalize_word(word: str) -> str:
@@ -430,6 +557,13 @@ class _Step:
         self.out_starts.append(out_start)
         self.edits.append((in_start, in_end, out_start, out_end))
 
+    def removals(self, spans: Iterable[tuple[int, int]]) -> None:
+        """Record the removal of the (sorted, disjoint) spans of the input."""
+        removed = 0
+        for a, b in spans:
+            self.add(a, b, a - removed, a - removed)
+            removed += b - a
+
     def back(self, lo: int, hi: int) -> tuple[int, int]:
         """The input range that produced the output range [lo, hi) (hi > lo)."""
         return self._at(lo)[0], self._at(hi - 1)[1]
@@ -445,91 +579,118 @@ class _Step:
         return q, q + 1
 
 
-def _mapped(text: str, p: _Patterns, collapse: bool) -> tuple[str, str, list[_Step]]:
-    """Steps A-D recording where each changed the text, to map hits back to it: the text
-    before and after step D, and the steps. Used only when something matched. NFKC and case
-    folding run per chunk (a character with the marks or jamo that compose with it) where the
-    text has such chunks, and on whole runs of characters elsewhere."""
+def _mapped(text: str, norm: _Normalized, p: _Patterns, collapse: bool) -> tuple[_Normalized, list[_Step]]:
+    """Where each normalization step changed the length of the text, to map hits back to it;
+    and the normalized text those steps describe: ``norm``, unless the tables missed a character
+    and folding the text chunk by chunk does not give ``norm.b`` (then the later steps are redone
+    on what it gives). Used only when something matched."""
     steps = []
 
     # A. ignorable characters
     step = _Step()
-    s = text
-    if not text.isascii():
-        removed = 0
-        for m in p.ignorable.finditer(text):
-            a, b = m.span()
-            step.add(a, b, a - removed, a - removed)
-            removed += b - a
-        if removed:
-            s = p.ignorable.sub("", text)
+    if len(norm.a) != len(text):
+        step.removals(m.span() for m in p.ignorable.finditer(text))
     steps.append(step)
 
-    # B. NFKC + casefold
-    step = _Step()
-    if s.isascii():
-        s = s.lower()
-    else:
-        pieces: list[str] = []
-        delta = 0  # output position - input position
-
-        def chunk(a: int, b: int, folded: str) -> None:
-            nonlocal delta
-            pieces.append(folded)
-            if len(folded) != 1 or b - a != 1:
-                step.add(a, b, a + delta, a + delta + len(folded))
-                delta += len(folded) - (b - a)
-
-        def run(a: int, b: int) -> None:
-            # No character of a run composes with another and each folds to at least one
-            # character: if the run keeps its length, every character folds to exactly one.
-            if a == b:
-                return
-            folded = _fold(s[a:b], p)
-            if len(folded) == b - a:
-                pieces.append(folded)
-            elif b - a == 1:
-                chunk(a, b, folded)
-            else:
-                mid = (a + b) // 2
-                run(a, mid)
-                run(mid, b)
-
+    # B. NFKC + casefold: the chunks (a character with the marks or jamo that compose with it,
+    # or one that folds to several characters, with its marks); in between, every character
+    # folds to exactly one and none composes with another.
+    s = norm.a
+    chunks = []
+    if not s.isascii():
         pos = 0
-        for m in p.attach.finditer(s):
-            a, b = max(m.start() - 1, pos), m.end()  # the marks with the character before them
-            run(pos, a)
-            chunk(a, b, _fold(s[a:b], p))
+        for m in p.chunk.finditer(s):
+            a, b = m.span()
+            if a > pos and p.attach.match(s, a):
+                a -= 1  # marks with the character before them
+            chunks.append((a, b, len(unicodedata.normalize("NFKC", s[a:b]).casefold())))
             pos = b
-        run(pos, len(s))
-        s = "".join(pieces)
-    steps.append(step)
-
-    # C. underscores (one to one), whitespace
-    s = s.replace("_", " ")
     step = _Step()
+    delta = 0  # output position - input position
+    for a, b, size in chunks:
+        if size != 1 or b - a != 1:
+            step.add(a, b, a + delta, a + delta + size)
+            delta += size - (b - a)
+    if len(s) + delta != len(norm.b):  # the tables missed a character: the slow way
+        step, folded = _fold_mapped(s, p)
+        if folded != norm.b:
+            redone = _redo(norm.a, folded, p, collapse, norm.singles)
+            return redone, [steps[0], step, *_later_steps(redone, p, collapse)]
+    steps.append(step)
+    return norm, [*steps, *_later_steps(norm, p, collapse)]
+
+
+def _fold_mapped(s: str, p: _Patterns) -> tuple[_Step, str]:
+    """Step B recorded without trusting the tables: the chunks folded one by one, the runs in
+    between as wholes, split in halves where one changes length (each character folds to at
+    least one, so a part that keeps its length maps one to one)."""
+    step = _Step()
+    pieces: list[str] = []
+    delta = 0
+
+    def chunk(a: int, b: int, folded: str) -> None:
+        nonlocal delta
+        pieces.append(folded)
+        if len(folded) != 1 or b - a != 1:
+            step.add(a, b, a + delta, a + delta + len(folded))
+            delta += len(folded) - (b - a)
+
+    def run(a: int, b: int) -> None:
+        if a == b:
+            return
+        folded = _fold(s[a:b], p)
+        if len(folded) == b - a:
+            pieces.append(folded)
+        elif b - a == 1:
+            chunk(a, b, folded)
+        else:
+            mid = (a + b) // 2
+            run(a, mid)
+            run(mid, b)
+
+    pos = 0
+    for m in p.attach.finditer(s):
+        a, b = max(m.start() - 1, pos), m.end()
+        run(pos, a)
+        chunk(a, b, unicodedata.normalize("NFKC", s[a:b]).casefold())
+        pos = b
+    run(pos, len(s))
+    return step, "".join(pieces)
+
+
+def _redo(a: str, b: str, p: _Patterns, collapse: bool, join_singles: bool) -> _Normalized:
+    c = b.replace("_", " ")
     if collapse:
+        c = " ".join(c.split())
+    mid = _cjk_joined(c, p)
+    return _Normalized(a, b, c, mid, p.single_join.sub("", mid) if join_singles else mid, join_singles)
+
+
+def _later_steps(norm: _Normalized, p: _Patterns, collapse: bool) -> list[_Step]:
+    """Steps C and D of ``norm``, recorded where they changed the length of the text."""
+    # C. underscores (one to one), whitespace runs
+    step_c = _Step()
+    if len(norm.c) != len(norm.b):
+        s = norm.b.replace("_", " ")
         delta = 0
         for m in re.finditer(r"\s+", s):
             a, b = m.span()
             width = 0 if a == 0 or b == len(s) else 1
             if width == 1 and b - a == 1 and s[a] == " ":
                 continue
-            step.add(a, b, a + delta, a + delta + width)
+            step_c.add(a, b, a + delta, a + delta + width)
             delta += width - (b - a)
-        s = " ".join(s.split())
-    steps.append(step)
-
-    # D. separators between single letters
-    step = _Step()
-    delta = 0
-    for m in p.join.finditer(s):
-        a, b = m.span()
-        step.add(a, b, a + delta, a + delta)
-        delta -= b - a
-    steps.append(step)
-    post = p.join.sub("", s) if step.edits else s
-    return s, post, steps
+    # D. separators between CJK characters, between single letters
+    step_d1 = _Step()
+    if len(norm.mid) != len(norm.c):
+        if norm.c.count(" ") * 16 > len(norm.c):  # as _cjk_joined
+            step_d1.removals((m.end(1), m.end()) for m in p.cjk_pairs.finditer(norm.c))
+        else:
+            step_d1.removals(m.span() for m in p.cjk_join.finditer(norm.c))
+    step_d2 = _Step()
+    if len(norm.text) != len(norm.mid):
+        step_d2.removals(m.span() for m in p.single_join.finditer(norm.mid))
+    return [step_c, step_d1, step_d2]
 
 
 def _back(steps: list[_Step], start: int, end: int) -> tuple[int, int]:
@@ -546,8 +707,8 @@ _Match = tuple[int, int, Entry]
 
 def _bytes_key(s: str) -> str:
     """The UTF-8 bytes of s as a str of code points < 256: the automatons work on those.
-    (pyahocorasick finds a node's child by a linear search, so a root with thousands of CJK
-    children makes every step cost microseconds; over UTF-8 bytes a node has < 256.)"""
+    (pyahocorasick finds a node's child by a linear search: a root with thousands of CJK
+    children makes every step cost a microsecond; over UTF-8 bytes a node has < 256.)"""
     return s if s.isascii() else s.encode("utf-8", "surrogatepass").decode("latin-1")
 
 
@@ -576,9 +737,10 @@ def _automaton(items: Iterable[tuple[str, object]]) -> ahocorasick.Automaton | N
 
 
 class WordFilter:
-    """The compiled form of a word list. Immutable once built; safe to share between threads."""
+    """The compiled form of a word list. Immutable once built (but for a cache built on first
+    use); safe to share between threads."""
 
-    __slots__ = ("_count", "_words", "_word_keys", "_word_automaton", "_automaton", "_collapse")
+    __slots__ = ("_count", "_words", "_word_keys", "_ascii_word_keys", "_word_automaton", "_automaton", "_collapse")
 
     def __init__(self, entries: Iterable[Entry]):
         words: dict[str, list[Entry]] = {}  # keys of word characters only: entries with boundaries
@@ -598,9 +760,8 @@ class WordFilter:
         self._count = count
         self._words = {key: tuple(found) for key, found in words.items()}
         self._word_keys = frozenset(words)
-        self._word_automaton = _automaton(
-            (key, (len(_bytes_key(key)), found)) for key, found in self._words.items()
-        )
+        self._ascii_word_keys = frozenset(key.encode("ascii") for key in words if key.isascii())
+        self._word_automaton = None  # built on first use: only words around soft boundaries need it
         self._automaton = _automaton(
             (key, (len(_bytes_key(key)), tuple(bounded), tuple(inside))) for key, (bounded, inside) in others.items()
         )
@@ -617,14 +778,13 @@ class WordFilter:
         if not self._count or not text:
             return []
         p = _tables().patterns(text)
-        pre = _prepared(text, p, self._collapse)
-        post = p.join.sub("", pre)
-        found = self._matches(pre, post, p)
+        norm = _normalize(text, p, self._collapse)
+        found = self._matches(norm, p)
         if not found:
             return []
-        mapped_pre, mapped_post, steps = _mapped(text, p, self._collapse)
-        if mapped_post != post:  # a composition across chunks the index map cannot follow (rare):
-            found = self._matches(mapped_pre, mapped_post, p)  # match what the map describes
+        mapped, steps = _mapped(text, norm, p, self._collapse)
+        if mapped is not norm:  # a composition across chunks the index map cannot follow
+            found = self._matches(mapped, p)  # (rare): match what the map describes exactly
         hits = []
         for start, end, entry in found:
             a, b = _back(steps, start, end)
@@ -632,43 +792,53 @@ class WordFilter:
         hits.sort(key=lambda h: (h.start, h.end, h.entry_id))
         return hits
 
-    def _matches(self, pre: str, norm: str, p: _Patterns) -> list[_Match]:
-        """The matches in the normalized text ``norm`` (``pre`` before step D)."""
+    def _matches(self, norm: _Normalized, p: _Patterns) -> list[_Match]:
+        """The matches in the normalized text."""
+        text = norm.text
         found: list[_Match] = []
         soft_cache: list[frozenset[int]] = []
 
         def soft() -> frozenset[int]:
             if not soft_cache:
-                soft_cache.append(_soft(pre, norm, p))
+                soft_cache.append(_soft(norm.mid, text, p))
             return soft_cache[0]
 
         if self._words:
-            for key in self._word_keys.intersection(p.word.findall(norm)):
-                self._find_word(norm, key, p, found)
-            if len(pre) != len(norm) and soft():
-                self._soft_words(norm, soft(), p, found)
+            words = _words(text, p) if norm.words is None else norm.words
+            if words and isinstance(words[0], bytes):
+                keys = [key.decode("ascii") for key in self._ascii_word_keys.intersection(words)]
+            else:
+                keys = self._word_keys.intersection(words)
+            for key in keys:
+                self._whole_words(text, key, p, found)
+            if len(norm.mid) != len(text) and soft():
+                self._soft_words(text, soft(), p, found)
         if self._automaton is not None:
-            self._automaton_matches(norm, soft, p, found)
+            self._automaton_matches(text, soft, p, found)
         return found
 
-    def _find_word(self, norm: str, key: str, p: _Patterns, found: list[_Match]) -> None:
-        """Every occurrence of a key made of word characters that is a whole word of ``norm``."""
+    def _whole_words(self, text: str, key: str, p: _Patterns, found: list[_Match]) -> None:
+        """Every occurrence of a key made of word characters that is a whole word of the text."""
         entries = self._words[key]
         size = len(key)
-        i = norm.find(key)
+        i = text.find(key)
         while i >= 0:
             end = i + size
-            if (i == 0 or not p.wordch.match(norm, i - 1)) and not p.wordch.match(norm, end):
+            if (i == 0 or not p.wordch.match(text, i - 1)) and not p.wordch.match(text, end):
                 found.extend((i, end, entry) for entry in entries)
-            i = norm.find(key, i + 1)
+            i = text.find(key, i + 1)
 
-    def _soft_words(self, norm: str, soft: frozenset[int], p: _Patterns, found: list[_Match]) -> None:
+    def _soft_words(self, text: str, soft: frozenset[int], p: _Patterns, found: list[_Match]) -> None:
         """The word keys matching a part of a word that starts or ends at a soft boundary."""
-        for m in p.word.finditer(norm):
+        for m in p.word.finditer(text):
             a, b = m.span()
             if not any(a < q < b for q in soft):
                 continue
             word = m.group()
+            if self._word_automaton is None:
+                self._word_automaton = _automaton(
+                    (key, (len(_bytes_key(key)), found)) for key, found in self._words.items()
+                )
             raw = list(self._word_automaton.iter(_bytes_key(word)))
             offsets = _char_offsets(word, chain.from_iterable((last + 1 - size, last + 1) for last, (size, _) in raw))
             for last, (size, entries) in raw:
@@ -676,19 +846,21 @@ class WordFilter:
                 if (start == a or start in soft) and (end == b or end in soft) and (start, end) != (a, b):
                     found.extend((start, end, entry) for entry in entries)
 
-    def _automaton_matches(self, norm: str, soft: Callable[[], frozenset[int]], p: _Patterns, found: list[_Match]) -> None:
-        raw = list(self._automaton.iter(_bytes_key(norm)))
+    def _automaton_matches(
+        self, text: str, soft: Callable[[], frozenset[int]], p: _Patterns, found: list[_Match]
+    ) -> None:
+        raw = list(self._automaton.iter(_bytes_key(text)))
         if not raw:
             return
-        offsets = _char_offsets(norm, chain.from_iterable((last + 1 - size, last + 1) for last, (size, _, _) in raw))
+        offsets = _char_offsets(text, chain.from_iterable((last + 1 - size, last + 1) for last, (size, _, _) in raw))
         wordch = p.wordch
-        size = len(norm)
+        size = len(text)
         for last, (length, bounded, inside) in raw:
             start, end = offsets[last + 1 - length], offsets[last + 1]
             found.extend((start, end, entry) for entry in inside)
             if bounded and (
-                (start == 0 or not (wordch.match(norm, start) and wordch.match(norm, start - 1)) or start in soft())
-                and (end == size or not (wordch.match(norm, end - 1) and wordch.match(norm, end)) or end in soft())
+                (start == 0 or not (wordch.match(text, start) and wordch.match(text, start - 1)) or start in soft())
+                and (end == size or not (wordch.match(text, end - 1) and wordch.match(text, end)) or end in soft())
             ):
                 found.extend((start, end, entry) for entry in bounded)
 
@@ -699,18 +871,22 @@ class WordFilter:
         their spans are used) but must come from a scan of this same text."""
         if hits is None:
             hits = [h for h in self.scan(text) if h.action == "mask"]
-        spans = sorted((max(h.start, 0), min(h.end, len(text))) for h in hits)
+        spans: list[list[int]] = []  # the union of the spans, overlapping or touching ones merged
+        for start, end in sorted((max(h.start, 0), min(h.end, len(text))) for h in hits):
+            if start >= end:
+                continue
+            if spans and start <= spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], end)
+            else:
+                spans.append([start, end])
+        if not spans:
+            return text
         out: list[str] = []
         pos = 0
         for start, end in spans:
-            start = max(start, pos)
-            if start >= end:
-                continue
             out.append(text[pos:start])
             out.append(_mask_span(text[start:end]))
             pos = end
-        if not out:
-            return text
         out.append(text[pos:])
         return "".join(out)
 

@@ -53,6 +53,7 @@ def test_the_same_word_twice_is_refused_even_spelled_differently(mod_client, sit
     assert_error(add_word(mod_client, site, "ＳＰＡＭ", "review"), 400, "invalid")
     assert_error(add_word(mod_client, site, "...", "block"), 400, "invalid")
     assert_error(add_word(mod_client, site, "x" * 101, "block"), 400, "invalid")
+    assert_error(add_word(mod_client, site, "\ufdfa" * 100, "block"), 400, "invalid")  # 1,800 letters once normalized
     assert_error(add_word(mod_client, site, "spam2", "ban"), 400, "invalid")
 
 
