@@ -528,22 +528,22 @@ def _insert_likes(nodes: list[Node], subject_id, user_ids: list[int], shape: Sha
             if n.like_count:
                 for u in rng.sample(range(len(user_ids)), n.like_count):
                     ms = n.ms + int(rng.random() * max(1, end_ms - n.ms))
-                    yield n.id, user_ids[u], subject_id(n), datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+                    yield n.id, user_ids[u], subject_id(n), datetime.fromtimestamp(ms / 1000, tz=timezone.utc), True, 0
 
     table = Like._meta.db_table
     count = 0
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             with cursor.cursor.copy(
-                f"COPY {table} (comment_id, user_id, subject_id, created_at) FROM STDIN"
+                f"COPY {table} (comment_id, user_id, subject_id, created_at, active, version) FROM STDIN"
             ) as copy:
                 for row in rows():
                     copy.write_row(row)
                     count += 1
         return count
     buffer = []
-    for c, u, s, t in rows():
-        buffer.append(Like(comment_id=c, user_id=u, subject_id=s, created_at=t))
+    for c, u, s, t, active, version in rows():
+        buffer.append(Like(comment_id=c, user_id=u, subject_id=s, created_at=t, active=active, version=version))
         if len(buffer) >= 5000:
             Like.objects.bulk_create(buffer)
             count += len(buffer)

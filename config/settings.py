@@ -227,7 +227,7 @@ COMMENTS_MAX_MENTIONS = env_int("COMMENTS_MAX_MENTIONS", 20)
 MODERATION_WORDS_RECHECK = env_float("MODERATION_WORDS_RECHECK", 1.0)
 # More links than this in one comment holds it for review (a spam signal).
 MODERATION_MAX_LINKS = env_int("MODERATION_MAX_LINKS", 3)
-# The same text from the same user again within this many seconds holds it for review.
+# The same text from the same user again within this many seconds holds it for review (0: off).
 MODERATION_REPEAT_WINDOW = env_int("MODERATION_REPEAT_WINDOW", 300)
 # How long a moderator's claim on a review task lasts.
 MODERATION_CLAIM_SECONDS = env_int("MODERATION_CLAIM_SECONDS", 600)

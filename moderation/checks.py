@@ -70,7 +70,7 @@ def _spam_signals(check: ContentCheck) -> list[str]:
     found = []
     if len(LINK_RE.findall(check.body)) > settings.MODERATION_MAX_LINKS:
         found.append("spam:links")
-    if check.comment is None:
+    if check.comment is None and settings.MODERATION_REPEAT_WINDOW > 0:
         digest = hashlib.sha256(" ".join(check.body.split()).casefold().encode()).hexdigest()[:32]
         key = f"moderation:recent:{check.site.pk}:{check.author.pk}:{digest}"
         if not cache.add(key, 1, settings.MODERATION_REPEAT_WINDOW):

@@ -61,3 +61,21 @@ def test_session_clients_need_the_csrf_token(subject):
     assert client.cookies.get("csrftoken") is not None
     accepted = client.post(url, {"body": "with token"}, format="json", HTTP_X_CSRFTOKEN=token)
     assert accepted.status_code == 201, accepted.content
+
+
+def test_seed_demo_builds_every_mode_with_the_moderation_pipeline_on(db):
+    """The README's first command runs it: the demo's many similar comments must all publish."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from comments.models import Comment, Subject
+
+    out = StringIO()
+    call_command("seed_demo", stdout=out)
+    modes = dict(Subject.objects.filter(site__key="demo").values_list("key", "mode"))
+    assert set(modes.values()) == {"flat", "two_level", "stacked"}
+    assert not Comment.objects.exclude(status="published").exists()
+    chain_end = Comment.objects.filter(subject__key="article:stacked").order_by("-depth").first()
+    assert chain_end.depth == 99
+    assert "/api/v1/docs/" in out.getvalue()
