@@ -8,7 +8,7 @@ class LikesConfig(AppConfig):
     def ready(self) -> None:
         from comments import hooks
 
-        from . import queries, services
+        from . import queries
 
         hooks.register_liked_sql(queries.liked_sql)
         hooks.register_page_like_state(queries.page_like_state)

@@ -18,11 +18,11 @@ from typing import Iterable
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.utils import timezone
 
 from comments import hooks
 from comments.exceptions import NotFound
 from comments.models import GONE_STATUSES, Comment, Subject, User
-from comments.rowsql import aware
 
 from . import keys, live, rowsets, state
 from .models import Like, StaleLikeState
@@ -103,7 +103,7 @@ def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = Fals
             for comment_id in {c for c, _ in newest}:
                 StaleLikeState.objects.update_or_create(
                     comment_id=comment_id,
-                    defaults={"subject_id": comment_subjects[comment_id], "created_at": _now()},
+                    defaults={"subject_id": comment_subjects[comment_id], "created_at": timezone.now()},
                 )
         _pause_point("inside")
     return {c: d for c, d in changes.items() if d}
@@ -117,12 +117,6 @@ def _newer(action: LikeAction, held: LikeAction) -> bool:
 
 def _clock_version() -> int:
     return (live.now_ms() << 20) | _DIRECT_SEQUENCE
-
-
-def _now() -> datetime:
-    from django.utils import timezone
-
-    return timezone.now()
 
 
 _LIKE_TABLE = connection.ops.quote_name(Like._meta.db_table)
@@ -327,9 +321,8 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
 def like_counts_reconcile(*, subject_id: int | None = None) -> int:
     """Recompute ``like_count`` from the active like rows (of one subject, or all); returns
     how many comments had drifted. Set-based: one statement."""
-    comment = connection.ops.quote_name(Comment._meta.db_table)
-    like = connection.ops.quote_name(Like._meta.db_table)
-    count = f"(SELECT COUNT(*) FROM {like} l WHERE l.comment_id = {comment}.id AND l.active)"
+    comment = _COMMENT_TABLE
+    count = f"(SELECT COUNT(*) FROM {_LIKE_TABLE} l WHERE l.comment_id = {comment}.id AND l.active)"
     where, params = (f"{comment}.subject_id = %s AND ", [subject_id]) if subject_id is not None else ("", [])
     with transaction.atomic(), connection.cursor() as cursor:
         if subject_id is not None:
