@@ -12,57 +12,60 @@ from . import actions, services
 from .models import AuditEntry, Report, ReviewTask, Sanction, WordEntry
 
 
+class ServiceAdmin(admin.ModelAdmin):
+    """Rows added and removed through the services (which audit them and tell every process);
+    never edited in place: remove and add again, so the audit log tells the story."""
+
+    def create(self, request, obj):
+        raise NotImplementedError
+
+    def remove(self, request, obj) -> None:
+        raise NotImplementedError
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        try:
+            obj.pk = self.create(request, obj).pk
+        except CommentsError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+
+    def delete_model(self, request, obj):
+        self.remove(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for obj in queryset:
+            self.remove(request, obj)
+
+
 @admin.register(WordEntry)
-class WordEntryAdmin(admin.ModelAdmin):
+class WordEntryAdmin(ServiceAdmin):
     list_display = ("word", "action", "inside_words", "site", "created_by", "created_at")
     list_filter = ("action", "inside_words", "site")
     search_fields = ("word", "normalized")
     fields = ("site", "word", "action", "inside_words")
 
-    def save_model(self, request, obj, form, change):
-        if change:
-            # A word is replaced, not edited, so the automatons and the audit log follow.
-            services.word_delete(actor=request.user, entry=WordEntry.objects.get(pk=obj.pk))
-        try:
-            created = services.word_create(actor=request.user, site=obj.site, word=obj.word, action=obj.action, inside_words=obj.inside_words)
-        except CommentsError as exc:
-            self.message_user(request, exc.message, messages.ERROR)
-            return
-        obj.pk = created.pk
+    def create(self, request, obj):
+        return services.word_create(actor=request.user, site=obj.site, word=obj.word, action=obj.action, inside_words=obj.inside_words)
 
-    def delete_model(self, request, obj):
+    def remove(self, request, obj):
         services.word_delete(actor=request.user, entry=obj)
-
-    def delete_queryset(self, request, queryset):
-        for entry in queryset:
-            services.word_delete(actor=request.user, entry=entry)
 
 
 @admin.register(Sanction)
-class SanctionAdmin(admin.ModelAdmin):
+class SanctionAdmin(ServiceAdmin):
     list_display = ("user", "kind", "site", "until", "reason", "created_by", "created_at")
     list_filter = ("kind", "site")
     search_fields = ("user__username", "user__display_name", "reason")
     raw_id_fields = ("user",)
     fields = ("site", "user", "kind", "until", "reason")
 
-    def has_change_permission(self, request, obj=None):
-        return False  # lift and impose again, so the audit log tells the story
+    def create(self, request, obj):
+        return services.sanction_create(actor=request.user, site=obj.site, user_id=obj.user_id, kind=obj.kind, until=obj.until, reason=obj.reason)
 
-    def save_model(self, request, obj, form, change):
-        try:
-            created = services.sanction_create(actor=request.user, site=obj.site, user_id=obj.user_id, kind=obj.kind, until=obj.until, reason=obj.reason)
-        except CommentsError as exc:
-            self.message_user(request, exc.message, messages.ERROR)
-            return
-        obj.pk = created.pk
-
-    def delete_model(self, request, obj):
+    def remove(self, request, obj):
         services.sanction_delete(actor=request.user, sanction=obj)
-
-    def delete_queryset(self, request, queryset):
-        for sanction in queryset:
-            services.sanction_delete(actor=request.user, sanction=sanction)
 
 
 @admin.register(Report)
