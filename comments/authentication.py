@@ -5,10 +5,32 @@ from __future__ import annotations
 
 import hashlib
 
+from django.db import connection
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
-from .models import ApiToken
+from . import rowsql
+from .models import ApiToken, User
+
+_TOKEN_COLUMNS = rowsql.ModelColumns(ApiToken, "k")
+_USER_COLUMNS = rowsql.ModelColumns(User, "u")
+_TOKEN_USER = ApiToken._meta.get_field("user")
+
+
+def token_with_user(key_hash: str) -> ApiToken | None:
+    """The token with this hash and its user, in one statement of fixed text (every
+    authenticated request asks; the select_related queryset cost a millisecond to compile)."""
+    row = rowsql.fetch_one(
+        f"SELECT {_TOKEN_COLUMNS.sql}, {_USER_COLUMNS.sql} "
+        f"FROM {connection.ops.quote_name(ApiToken._meta.db_table)} k "
+        f"JOIN {connection.ops.quote_name(User._meta.db_table)} u ON u.id = k.user_id WHERE k.key_hash = %s",
+        [key_hash],
+    )
+    if row is None:
+        return None
+    token = _TOKEN_COLUMNS.instance(row)
+    _TOKEN_USER.set_cached_value(token, _USER_COLUMNS.instance(row, _TOKEN_COLUMNS.width))
+    return token
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
@@ -24,8 +46,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             raw = header[1].decode("ascii")
         except UnicodeError:
             raise exceptions.AuthenticationFailed("Malformed token.") from None
-        found = ApiToken.objects.select_related("user").filter(key_hash=hashlib.sha256(raw.encode()).hexdigest())[:1]
-        token = found[0] if found else None
+        token = token_with_user(hashlib.sha256(raw.encode()).hexdigest())
         if token is None or token.expires_at <= timezone.now() or not token.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid or expired token.")
         return token.user, token

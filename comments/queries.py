@@ -15,8 +15,6 @@ from typing import Iterable
 from django.conf import settings
 from django.core import signing
 from django.db import connection
-from django.db.models import Exists, F, OuterRef, QuerySet, TextField, Value
-from django.db.models.expressions import RawSQL
 
 from . import hooks, paths, rowsql
 from .exceptions import InvalidInput, NotFound
@@ -49,7 +47,7 @@ class Viewer:
 
     def friend_ids(self) -> set[int]:
         """The viewer's mutual followers: loaded with the subject or comment being read
-        (``_friends_annotation``), else by one query on first use."""
+        (``_viewer_sql``), else by one query on first use."""
         if self.user is None:
             return set()
         if self._friends is None:
@@ -81,33 +79,6 @@ def viewer_for(user, site: Site) -> Viewer:
     return Viewer(user=user, is_moderator=is_site_moderator(user, site))
 
 
-def _moderator_annotation(user, site_ref: str):
-    """An ``Exists`` telling whether ``user`` moderates the site at ``site_ref``, so the check
-    rides along with the query that loads the subject."""
-    user = _authenticated(user)
-    if user is None:
-        return Value(False)
-    if user.is_staff:
-        return Value(True)
-    through = Site.moderators.through
-    return Exists(through.objects.filter(site_id=OuterRef(site_ref), user_id=user.pk))
-
-
-def _friends_annotation(user) -> dict:
-    """Annotations carrying the viewer's friend ids along with the row loaded for them."""
-    user = _authenticated(user)
-    if user is None:
-        return {}
-    sql, params = rowsql.friend_ids_text_sql(user.pk)
-    return {"viewer_friends": RawSQL(sql, params, output_field=TextField())}
-
-
-def _viewer(user, row) -> Viewer:
-    user = _authenticated(user)
-    friends = rowsql.parse_id_text(row.viewer_friends) if user is not None else set()
-    return Viewer(user=user, is_moderator=row.viewer_is_moderator, _friends=friends)
-
-
 def can_see(viewer: Viewer, comment: Comment) -> bool:
     """Python twin of ``rowsql.visible_sql`` for one loaded row."""
     if viewer.is_moderator:
@@ -131,17 +102,44 @@ def can_see(viewer: Viewer, comment: Comment) -> bool:
 # --- loading subjects and single comments ----------------------------------------------------
 
 
-def subject_for_viewer(subject_id: int, user) -> tuple[Subject, Viewer]:
-    """The subject with its site, and the viewer's role and friends there, in one query."""
-    subject = (
-        Subject.objects.select_related("site")
-        .annotate(viewer_is_moderator=_moderator_annotation(user, "site_id"), **_friends_annotation(user))
-        .filter(pk=subject_id)[:1]  # not first(): no ORDER BY for a primary key lookup
+_SUBJECT_COLUMNS = rowsql.ModelColumns(Subject, "s")
+_SITE_COLUMNS = rowsql.ModelColumns(Site, "t")
+_SUBJECT_SITE = Subject._meta.get_field("site")
+
+
+def _viewer_sql(user, site_ref: str) -> tuple[str, list]:
+    """Two SQL columns, whether ``user`` moderates the site at ``site_ref`` and the user's
+    friend ids as text, so the viewer rides along with the row being read."""
+    user = _authenticated(user)
+    if user is None:
+        return "0 = 1, NULL", []
+    friends, params = rowsql.friend_ids_text_sql(user.pk)
+    if user.is_staff:
+        return f"1 = 1, {friends}", params
+    moderators = connection.ops.quote_name(Site.moderators.through._meta.db_table)
+    return (
+        f"EXISTS (SELECT 1 FROM {moderators} m WHERE m.site_id = {site_ref} AND m.user_id = %s), {friends}",
+        [user.pk, *params],
     )
-    subject = subject[0] if subject else None
-    if subject is None:
+
+
+def subject_for_viewer(subject_id: int, user) -> tuple[Subject, Viewer]:
+    """The subject with its site, and the viewer's role and friends there, in one query of
+    fixed text (read on every list request)."""
+    viewer_sql, params = _viewer_sql(user, "s.site_id")
+    sql = (
+        f"SELECT {_SUBJECT_COLUMNS.sql}, {_SITE_COLUMNS.sql}, {viewer_sql} "
+        f"FROM {connection.ops.quote_name(Subject._meta.db_table)} s "
+        f"JOIN {connection.ops.quote_name(Site._meta.db_table)} t ON t.id = s.site_id WHERE s.id = %s"
+    )
+    row = rowsql.fetch_one(sql, [*params, subject_id])
+    if row is None:
         raise NotFound("Unknown subject.")
-    return subject, _viewer(user, subject)
+    subject = _SUBJECT_COLUMNS.instance(row)
+    _SUBJECT_SITE.set_cached_value(subject, _SITE_COLUMNS.instance(row, _SUBJECT_COLUMNS.width))
+    is_moderator, friends = row[_SUBJECT_COLUMNS.width + _SITE_COLUMNS.width:]
+    user = _authenticated(user)
+    return subject, Viewer(user=user, is_moderator=bool(is_moderator), _friends=rowsql.parse_id_text(friends) if user else set())
 
 
 def subject_lookup(site_key: str, key: str) -> Subject:
@@ -158,28 +156,18 @@ def site_by_key(site_key: str) -> Site:
     return site
 
 
+def site_allowed_origins(site_key: str) -> list[str]:
+    """The origins allowed to embed the site's widget (and read its counts); none if unknown."""
+    origins = Site.objects.filter(key=site_key).values_list("allowed_origins", flat=True).first()
+    return [o.rstrip("/") for o in origins if isinstance(o, str)] if isinstance(origins, list) else []
+
+
 def subject_counts(site_key: str, keys: list[str]) -> dict[str, int]:
     """Public comment counts for many subject keys of one site, unknown keys 0, one query."""
     found = dict(
         Subject.objects.filter(site__key=site_key, key__in=keys).values_list("key", "comment_count")
     )
     return {key: found.get(key, 0) for key in keys}
-
-
-# What a comment row needs of its users: never the password hash or e-mail.
-_USER_FIELDS = ("id", "username", "display_name", "avatar_url")
-_ROW_ONLY = (*(f.name for f in Comment._meta.concrete_fields), *(f"author__{f}" for f in _USER_FIELDS))
-# The replied-to comment is needed only for its author's public face and its visibility:
-# plain columns of the same join, so no second and third model instance per row.
-_REPLY_TARGET = {
-    "rt_status": F("reply_to__status"),
-    "rt_visibility": F("reply_to__visibility"),
-    "rt_descendant_count": F("reply_to__descendant_count"),
-    "rt_author_id": F("reply_to__author_id"),
-    "rt_author_username": F("reply_to__author__username"),
-    "rt_author_display_name": F("reply_to__author__display_name"),
-    "rt_author_avatar_url": F("reply_to__author__avatar_url"),
-}
 
 
 def _reply_target(c) -> rowsql.ReplyTarget | Comment | None:
@@ -195,21 +183,52 @@ def _reply_target(c) -> rowsql.ReplyTarget | Comment | None:
     return rowsql.ReplyTarget(c.reply_to_id, c.rt_status, c.rt_visibility, c.rt_descendant_count, c.rt_author_id, author)
 
 
+_COMMENT_COLUMNS = rowsql.ModelColumns(Comment, "c")
+_AUTHOR_ATTNAMES = ["id", "username", "display_name", "avatar_url"]
+_COMMENT_AUTHOR = Comment._meta.get_field("author")
+_COMMENT_SUBJECT = Comment._meta.get_field("subject")
+_REPLY_TARGET_FIELDS = (
+    "rt_status", "rt_visibility", "rt_descendant_count", "rt_author_id",
+    "rt_author_username", "rt_author_display_name", "rt_author_avatar_url",
+)
+
+
 def comment_for_viewer(comment_id: int, user) -> tuple[Comment, Viewer]:
-    """One comment with its subject and site, and the viewer's role, in one query; ``NotFound``
-    when the viewer may not see it (placeholders count as visible)."""
-    comment = (
-        _rows(Comment.objects.select_related("subject__site"), extra_only=(
-            *(f"subject__{f.name}" for f in Subject._meta.concrete_fields),
-            *(f"subject__site__{f.name}" for f in Site._meta.concrete_fields),
-        ))
-        .annotate(viewer_is_moderator=_moderator_annotation(user, "subject__site_id"), **_friends_annotation(user))
-        .filter(pk=comment_id)[:1]
+    """One comment with its author's public face, what it replies to, its subject and site, and
+    the viewer's role, in one query of fixed text; ``NotFound`` when the viewer may not see it
+    (placeholders count as visible)."""
+    viewer_sql, params = _viewer_sql(user, "s.site_id")
+    q = connection.ops.quote_name
+    sql = (
+        f"SELECT {_COMMENT_COLUMNS.sql}, a.username, a.display_name, a.avatar_url, "
+        "r.status, r.visibility, r.descendant_count, r.author_id, ra.username, ra.display_name, ra.avatar_url, "
+        f"{_SUBJECT_COLUMNS.sql}, {_SITE_COLUMNS.sql}, {viewer_sql} "
+        f"FROM {q(Comment._meta.db_table)} c "
+        f"LEFT JOIN {q(User._meta.db_table)} a ON a.id = c.author_id "
+        f"LEFT JOIN {q(Comment._meta.db_table)} r ON r.id = c.reply_to_id "
+        f"LEFT JOIN {q(User._meta.db_table)} ra ON ra.id = r.author_id "
+        f"JOIN {q(Subject._meta.db_table)} s ON s.id = c.subject_id "
+        f"JOIN {q(Site._meta.db_table)} t ON t.id = s.site_id WHERE c.id = %s"
     )
-    comment = comment[0] if comment else None
-    if comment is None:
+    row = rowsql.fetch_one(sql, [*params, comment_id])
+    if row is None:
         raise NotFound("Unknown comment.")
-    viewer = _viewer(user, comment)
+    comment = _COMMENT_COLUMNS.instance(row)
+    at = _COMMENT_COLUMNS.width
+    author = None
+    if comment.author_id is not None:
+        author = User.from_db(connection.alias, _AUTHOR_ATTNAMES, [comment.author_id, *row[at:at + 3]])
+    _COMMENT_AUTHOR.set_cached_value(comment, author)
+    for name, value in zip(_REPLY_TARGET_FIELDS, row[at + 3:at + 10]):
+        setattr(comment, name, value)
+    at += 10
+    subject = _SUBJECT_COLUMNS.instance(row, at)
+    at += _SUBJECT_COLUMNS.width
+    _SUBJECT_SITE.set_cached_value(subject, _SITE_COLUMNS.instance(row, at))
+    _COMMENT_SUBJECT.set_cached_value(comment, subject)
+    is_moderator, friends = row[at + _SITE_COLUMNS.width:]
+    user = _authenticated(user)
+    viewer = Viewer(user=user, is_moderator=bool(is_moderator), _friends=rowsql.parse_id_text(friends) if user else set())
     if not can_see(viewer, comment):
         raise NotFound("Unknown comment.")
     return comment, viewer
@@ -225,22 +244,31 @@ class CommentRef:
     status: str
 
 
+def _comment_row(comment_id: int) -> tuple[int, int, str, str]:
+    """``(subject_id, site_id, status, visibility)`` of a comment; ``NotFound`` if unknown."""
+    row = rowsql.fetch_one(
+        f"SELECT c.subject_id, s.site_id, c.status, c.visibility "
+        f"FROM {connection.ops.quote_name(Comment._meta.db_table)} c "
+        f"JOIN {connection.ops.quote_name(Subject._meta.db_table)} s ON s.id = c.subject_id WHERE c.id = %s",
+        [comment_id],
+    )
+    if row is None:
+        raise NotFound("Unknown comment.")
+    return row
+
+
+def comment_place(comment_id: int) -> tuple[int, int]:
+    """``(subject_id, site_id)`` of a comment, whoever may see it (facts that never change, so
+    callers may keep them); ``NotFound`` for an unknown id."""
+    subject_id, site_id, _, _ = _comment_row(comment_id)
+    return subject_id, site_id
+
+
 def comment_ref_for_viewer(comment_id: int, user) -> CommentRef:
     """A comment ``user`` may see, for acting on it: a published public comment is visible to
     everyone, so one narrow primary-key read settles it; anything else takes the full check
     of ``comment_for_viewer``. ``NotFound`` otherwise."""
-    comment_table = connection.ops.quote_name(Comment._meta.db_table)
-    subject_table = connection.ops.quote_name(Subject._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT c.subject_id, s.site_id, c.status, c.visibility FROM {comment_table} c "
-            f"JOIN {subject_table} s ON s.id = c.subject_id WHERE c.id = %s",
-            [comment_id],
-        )
-        row = cursor.fetchone()
-    if row is None:
-        raise NotFound("Unknown comment.")
-    subject_id, site_id, status, visibility = row
+    subject_id, site_id, status, visibility = _comment_row(comment_id)
     if status != Status.PUBLISHED or visibility != Visibility.PUBLIC:
         comment, _ = comment_for_viewer(comment_id, user)
         status = comment.status
@@ -262,13 +290,12 @@ def _is_placeholder(viewer: Viewer, comment: Comment) -> bool:
     return not viewer.is_moderator and (comment.status in GONE_STATUSES or not can_see(viewer, comment))
 
 
-def _shown_status(viewer: Viewer, comment: Comment) -> str:
+def _shown_status(viewer: Viewer, comment: Comment, placeholder: bool) -> str:
+    """What the viewer is told of the status, given ``_is_placeholder`` of the comment."""
     if viewer.is_moderator:
         return comment.status
-    if comment.status in GONE_STATUSES:
-        return comment.status
-    if not can_see(viewer, comment):
-        return Status.DELETED
+    if placeholder:
+        return comment.status if comment.status in GONE_STATUSES else Status.DELETED
     if comment.status == Status.SHADOW:
         return Status.PUBLISHED  # the author must not notice the shadow
     return comment.status
@@ -281,10 +308,10 @@ def _contents(comment_ids: list[int], liked_expression: tuple[str, list] | None)
         return {}
     table = connection.ops.quote_name(CommentContent._meta.db_table)
     liked, params = liked_expression or ("0 = 1", [])
-    marks = ", ".join(["%s"] * len(comment_ids))
-    sql = f"SELECT cc.comment_id, cc.body, cc.html, {liked} FROM {table} cc WHERE cc.comment_id IN ({marks})"
+    among, among_params = rowsql.any_of("cc.comment_id", comment_ids)
+    sql = f"SELECT cc.comment_id, cc.body, cc.html, {liked} FROM {table} cc WHERE {among}"
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, *comment_ids])
+        cursor.execute(sql, [*params, *among_params])
         return {row[0]: (row[1], row[2], bool(row[3])) for row in cursor.fetchall()}
 
 
@@ -295,12 +322,13 @@ def present_comments(rows: Iterable[Comment], viewer: Viewer) -> dict[int, dict]
     # Live like state where the store has it; the rest (no store, or comments whose state is
     # not loaded) from the rows, with "liked" riding along the content query.
     like_state = hooks.page_like_state([(c.pk, c.subject_id) for c in rows], viewer.user_id) or {}
-    readable = [c.pk for c in rows if not _is_placeholder(viewer, c)]
+    placeholders = {c.pk: _is_placeholder(viewer, c) for c in rows}
+    readable = [pk for pk, hidden in placeholders.items() if not hidden]
     every_live = all(c.pk in like_state for c in rows)
     contents = _contents(readable, None if every_live else hooks.liked_sql(viewer.user_id))
     out = {}
     for c in rows:
-        placeholder = _is_placeholder(viewer, c)
+        placeholder = placeholders[c.pk]
         content = contents.get(c.pk)
         reply_to = None
         target = _reply_target(c)
@@ -320,7 +348,7 @@ def present_comments(rows: Iterable[Comment], viewer: Viewer) -> dict[int, dict]
             "reply_to": reply_to,
             "body": "" if placeholder or content is None else content[0],
             "html": "" if placeholder or content is None else content[1],
-            "status": _shown_status(viewer, c),
+            "status": _shown_status(viewer, c, placeholder),
             "visibility": c.visibility,
             "pinned": c.pinned,
             "featured": c.featured,
@@ -360,11 +388,6 @@ def decode_cursor(cursor: str | None, scope: str) -> dict | None:
 class Page:
     items: list[dict]
     next_cursor: str | None
-
-
-def _rows(qs: QuerySet, extra_only: tuple = ()) -> QuerySet:
-    """Comment rows with what presenting them needs, in the same query."""
-    return qs.select_related("author").only(*_ROW_ONLY, *extra_only).annotate(**_REPLY_TARGET)
 
 
 def _int_list(value, name="cursor") -> list[int]:
@@ -461,8 +484,9 @@ def _excluding(where: str, params: list, exclude: list[int], after, order: str) 
     """``where`` narrowed to ids not in ``exclude`` and past ``after`` in ``order``."""
     params = list(params)
     if exclude:
-        where = f"{where} AND c.id NOT IN ({rowsql.marks(exclude)})"
-        params += exclude
+        among, among_params = rowsql.any_of("c.id", exclude)
+        where = f"{where} AND NOT ({among})"
+        params += among_params
     if after is not None:
         where = f"{where} AND c.id {'>' if order == 'asc' else '<'} %s"
         params.append(after)
@@ -498,12 +522,13 @@ def _reply_previews(root_ids: list[int], viewer: Viewer, per_root: int) -> dict[
         )
         chosen_params = [list(root_ids), *params, per_root]
     else:
+        among, among_params = rowsql.any_of("p.root_id", root_ids)
         chosen = (
             f"c.id IN (SELECT ranked.id FROM (SELECT p.id, ROW_NUMBER() OVER (PARTITION BY p.root_id "
             f"ORDER BY p.like_count DESC, p.id ASC) AS rank FROM {table} p "
-            f"WHERE p.root_id IN ({rowsql.marks(root_ids)}) AND {visible}) AS ranked WHERE ranked.rank <= %s)"
+            f"WHERE {among} AND {visible}) AS ranked WHERE ranked.rank <= %s)"
         )
-        chosen_params = [*root_ids, *params, per_root]
+        chosen_params = [*among_params, *params, per_root]
     previews: dict[int, list[rowsql.CommentRow]] = {}
     for reply in rowsql.fetch(chosen, chosen_params, order="c.root_id, c.like_count DESC, c.id"):
         previews.setdefault(reply.root_id, []).append(reply)

@@ -12,6 +12,12 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
+def _binding_options(options: dict) -> dict:
+    server_side = options.pop("server_side_binding", "1").lower() in _TRUE
+    threshold = options.pop("prepare_threshold", "5" if server_side else "off").strip().lower()
+    return {"server_side_binding": server_side, "prepare_threshold": None if threshold in _FALSE | {"none"} else int(threshold)}
+
+
 def env_str(name: str, default: str | None = None) -> str | None:
     value = os.environ.get(name)
     return default if value is None else value
@@ -75,12 +81,14 @@ def database_from_url(url: str) -> dict:
             "CONN_MAX_AGE": int(options.pop("conn_max_age", 60)),
             "CONN_HEALTH_CHECKS": True,
             "OPTIONS": {
-                # Parameters bound on the server, so psycopg prepares a statement after a few
-                # runs on a connection and PostgreSQL stops planning it again: the list
-                # statements' text depends only on their shape (comments/rowsql.py), and
-                # planning them cost more than running them. Turn off (?server_side_binding=0)
-                # behind a transaction-pooling PgBouncer without prepared-statement support.
-                "server_side_binding": options.pop("server_side_binding", "1").lower() in _TRUE,
+                # Parameters bound on the server, and a statement prepared after its
+                # ``prepare_threshold``-th run on a connection (Django turns preparing off unless
+                # asked), so PostgreSQL stops parsing and planning it again: the hot statements'
+                # text depends only on their shape (comments/rowsql.py), and planning them cost
+                # more than running them. Turn both off (?server_side_binding=0) behind a
+                # transaction-pooling PgBouncer without prepared-statement support, or only the
+                # preparing (?prepare_threshold=off).
+                **_binding_options(options),
                 **options,
             },
         }

@@ -166,7 +166,13 @@ class CountsView(ApiView):
     )
     def get(self, request):
         params = query_params(request, s.CountsParams)
-        return Response({"counts": queries.subject_counts(params["site"], params["key"])})
+        response = Response({"counts": queries.subject_counts(params["site"], params["key"])})
+        # The widget's loader calls this from the host page: CORS for the site's own origins.
+        response["Vary"] = "Origin"
+        origin = request.headers.get("Origin", "")
+        if origin and origin in queries.site_allowed_origins(params["site"]):
+            response["Access-Control-Allow-Origin"] = origin
+        return response
 
 
 # --- comments ------------------------------------------------------------------------------
