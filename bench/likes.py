@@ -36,7 +36,6 @@ are flushed before it ends.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import random
@@ -61,6 +60,7 @@ from bench.core import (
     cpu_sample,
     cpu_share,
     machine,
+    settle_heap,
 )
 from bench.core import configure as configure_database
 
@@ -632,7 +632,7 @@ class LikesBench:
             method = "PUT" if k % 2 == 0 else "DELETE"
             pair = fresh_pair() if method == "PUT" else liked[rng.randrange(len(liked))]
             if k == 2 * self.args.warmup:
-                gc.collect()
+                settle_heap()
             wall, cpu, response = timed(call(method, pair))
             body = response.json()
             if body["liked"] is not (method == "PUT"):
@@ -715,7 +715,7 @@ class LikesBench:
         for kind, batch in runs:
             if kind == "like":
                 self.reset_flush_subject()
-                live.mark_empty(self.admin, [(c, sid) for c in comments])
+                live.mark_empty(self.admin, [(c, sid, live.OPEN) for c in comments])
             queue_s = self.queue_actions(sid, pairs, liked=kind == "like")
             length = live.stream_length(self.r, stream)
             sql = [0.0, 0]
@@ -764,7 +764,7 @@ class LikesBench:
             pipe = self.admin.pipeline(transaction=False)
             pipe.zadd(keys.DIRTY_SUBJECTS, {str(sid): live.now_ms()})
             for c, u in pairs[start : start + chunk]:
-                live.LIKE.queue(pipe, [keys.likers(sid, c), events], [u, int(liked), c])
+                live.LIKE.queue(pipe, [keys.likers(sid, c), events], [u, int(liked), c, 1])
             results = pipe.execute()
             if any(count < 0 for count, _ in results[1:]):
                 raise RuntimeError("the like script found a comment state not loaded")
@@ -858,7 +858,7 @@ class LikesBench:
         for i in range(self.args.warmup + self.args.iterations):
             token = tokens[i % len(tokens)]
             if i == self.args.warmup:
-                gc.collect()
+                settle_heap()
             for method, fn, want in (("DELETE", self.client.delete, False), ("PUT", self.client.put, True)):
                 wall, cpu, response = timed(lambda: fn(path, headers=auth(token)))  # noqa: B023
                 body = response.json()
@@ -883,7 +883,7 @@ class LikesBench:
             got = queries.page_like_state(pairs, viewer)
         assert len(got) == len(pairs) and got[big.pk][1] is True and got[big.pk][0] >= big.like_count - 1, got.get(big.pk)
         wall, cpu = [], []
-        gc.collect()
+        settle_heap()
         for _ in range(self.args.iterations):
             c0, w0 = time.process_time(), time.perf_counter()
             queries.page_like_state(pairs, viewer)
@@ -925,7 +925,7 @@ class LikesBench:
             call()
         for _ in range(self.args.warmup):
             timed(call)
-        gc.collect()
+        settle_heap()
         wall, cpu = [], []
         for _ in range(self.args.iterations):
             w, c, _ = timed(call)

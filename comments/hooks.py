@@ -115,6 +115,6 @@ def liked_sql(user_id: int | None) -> tuple[str, list] | None:
 
 
 # Sent after the transaction that made the change commits; receivers get ids, not rows.
-comment_posted = django.dispatch.Signal()  # comment_id, subject_id, status, reasons
+comment_posted = django.dispatch.Signal()  # comment_id, subject_id, status, visibility, reasons
 comment_edited = django.dispatch.Signal()  # comment_id, subject_id, status, reasons
-comment_status_changed = django.dispatch.Signal()  # comment_id, subject_id, from_status, to_status
+comment_status_changed = django.dispatch.Signal()  # comment_id, subject_id, from_status, to_status, visibility, actor_id

@@ -226,7 +226,7 @@ def comment_create(
         transaction.on_commit(
             lambda: hooks.comment_posted.send(
                 sender=Comment, comment_id=comment.id, subject_id=subject.id,
-                status=comment.status, reasons=decision.reasons,
+                status=comment.status, visibility=comment.visibility, reasons=decision.reasons,
             )
         )
     comment.subject = subject
@@ -263,7 +263,8 @@ def comment_set_status(
         transaction.on_commit(
             lambda: hooks.comment_status_changed.send(
                 sender=Comment, comment_id=comment_id, subject_id=subject_id,
-                from_status=from_status, to_status=to_status, actor_id=getattr(actor, "pk", None),
+                from_status=from_status, to_status=to_status, visibility=comment.visibility,
+                actor_id=getattr(actor, "pk", None),
             )
         )
     return comment, from_status

@@ -37,8 +37,7 @@ class LikeView(ApiView):
         return throttles("like")
 
     def _set(self, request, comment_id: int, liked: bool) -> Response:
-        comment = comment_queries.comment_ref_for_viewer(comment_id, request.user)
-        count, liked = services.like_set(comment=comment, user=request.user, liked=liked)
+        count, liked = services.like_set(comment_id=comment_id, user=request.user, liked=liked)
         return Response({"liked": liked, "like_count": count})
 
     @extend_schema(request=None, responses={200: LikeOut, **error_responses(401, 404)}, summary="Like a comment (idempotent)")

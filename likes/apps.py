@@ -13,9 +13,18 @@ class LikesConfig(AppConfig):
         hooks.register_liked_sql(queries.liked_sql)
         hooks.register_page_like_state(queries.page_like_state)
         hooks.comment_posted.connect(_new_comment_has_no_likes, dispatch_uid="likes.new_comment")
+        hooks.comment_status_changed.connect(_status_changed, dispatch_uid="likes.status_changed")
 
 
-def _new_comment_has_no_likes(sender, *, comment_id: int, subject_id: int, **kwargs) -> None:
+def _new_comment_has_no_likes(sender, *, comment_id: int, subject_id: int, status: str, visibility: str, **kwargs) -> None:
+    from .live import sentinel_score
     from .services import like_state_mark_empty
 
-    like_state_mark_empty(comments=[(comment_id, subject_id)])
+    like_state_mark_empty(comments=[(comment_id, subject_id, sentinel_score(status=status, visibility=visibility))])
+
+
+def _status_changed(sender, *, comment_id: int, subject_id: int, to_status: str, visibility: str, **kwargs) -> None:
+    from .live import sentinel_score
+    from .services import like_state_reflag
+
+    like_state_reflag(comment_id=comment_id, subject_id=subject_id, flag=sentinel_score(status=to_status, visibility=visibility))

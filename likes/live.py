@@ -31,7 +31,20 @@ from . import keys
 
 logger = logging.getLogger("likes")
 
-SENTINEL = "0"  # never a user id; scored -inf so it sorts before every liker
+SENTINEL = "0"  # never a user id; scored below every like time, so it sorts before every liker
+# The sentinel's score tells the like script whether anyone who can read the subject may like
+# the comment (published and public: OPEN), or whether the database must be asked who may see
+# it first (pending, shadow, friends-only, deleted: CHECK). States written before the flag
+# existed carry -inf, which counts as CHECK.
+OPEN = -1
+CHECK = -2
+NEEDS_CHECK = "check"  # ``like`` answers this for a CHECK comment not yet checked
+
+
+def sentinel_score(*, status: str, visibility: str) -> int:
+    from comments.models import Status, Visibility
+
+    return OPEN if status == Status.PUBLISHED and visibility == Visibility.PUBLIC else CHECK
 ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 
 _lock = threading.Lock()
@@ -114,13 +127,16 @@ class Script:
         pipe.evalsha(self.sha, len(keys_), *keys_, *args)
 
 
-# KEYS: likers, events. ARGV: user id, 1 (like) | 0 (unlike), comment id.
-# -> {count, liked}, or {-1, 0} when the state is not loaded.
+# KEYS: likers, events. ARGV: user id, 1 (like) | 0 (unlike), comment id, 1 when the caller
+# checked that the user may see the comment (else only an OPEN comment is liked).
+# -> {count, liked}; {-1, 0} when the state is not loaded; {-2, 0} when it needs the check.
 # The action is appended even when it changes nothing here: the state may be behind the
 # database (written directly during an outage), and the flush applies the newest action.
 LIKE = Script(
     """
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+local flag = redis.call('ZSCORE', KEYS[1], '0')
+if not flag then return {-1, 0} end
+if ARGV[4] ~= '1' and tonumber(flag) ~= -1 then return {-2, 0} end
 local now = redis.call('TIME')
 local at = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 if ARGV[2] == '1' then
@@ -269,33 +285,43 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def like(r: redis.Redis, *, subject_id: int, comment_id: int, user_id: int, liked: bool) -> tuple[int, bool] | None:
-    """Apply one action; ``(count, liked)``, or None when the comment's state is not loaded.
-    The subject is registered for the flush before the action is appended, in the same round
-    trip, so an appended action always belongs to a registered subject."""
+def like(r: redis.Redis, *, subject_id: int, comment_id: int, user_id: int, liked: bool, checked: bool):
+    """Apply one action; ``(count, liked)``, None when the comment's state is not loaded, or
+    ``NEEDS_CHECK`` when the comment is not OPEN and ``checked`` is false. The subject is
+    registered for the flush before the action is appended, in the same round trip, so an
+    appended action always belongs to a registered subject."""
+    keys_ = [keys.likers(subject_id, comment_id), keys.events(subject_id)]
+    args = [user_id, int(liked), comment_id, int(checked)]
     pipe = r.pipeline(transaction=False)
     pipe.zadd(keys.DIRTY_SUBJECTS, {str(subject_id): now_ms()})
-    LIKE.queue(pipe, [keys.likers(subject_id, comment_id), keys.events(subject_id)], [user_id, int(liked), comment_id])
+    LIKE.queue(pipe, keys_, args)
     _, result = pipe.execute(raise_on_error=False)
     if isinstance(result, redis.exceptions.NoScriptError):
-        result = LIKE(r, [keys.likers(subject_id, comment_id), keys.events(subject_id)], [user_id, int(liked), comment_id])
+        result = LIKE(r, keys_, args)
     elif isinstance(result, Exception):
         raise result
     count, now_liked = result
-    if count < 0:
+    if count == -1:
         return None
+    if count == -2:
+        return NEEDS_CHECK
     return count, bool(now_liked)
 
 
-def mark_empty(r: redis.Redis, comments: list[tuple[int, int]]) -> None:
+def mark_empty(r: redis.Redis, comments: list[tuple[int, int, int]]) -> None:
     """Load the state of comments known to have no likes (just posted): the negative entry, so
-    they never need a rebuild."""
+    they never need a rebuild. ``comments``: ``(comment_id, subject_id, sentinel score)``."""
     pipe = r.pipeline(transaction=False)
-    for comment_id, subject_id in comments:
+    for comment_id, subject_id, flag in comments:
         key = keys.likers(subject_id, comment_id)
-        pipe.zadd(key, {SENTINEL: float("-inf")})
+        pipe.zadd(key, {SENTINEL: flag})
         pipe.expire(key, settings.LIKES_STATE_TTL)
     pipe.execute()
+
+
+def reflag(r: redis.Redis, *, comment_id: int, subject_id: int, flag: int) -> None:
+    """Set a loaded state's OPEN/CHECK flag (a state not loaded takes it when it loads)."""
+    r.zadd(keys.likers(subject_id, comment_id), {SENTINEL: flag}, xx=True)
 
 
 def likers_page(r: redis.Redis, *, subject_id: int, comment_id: int, after: tuple[int, int] | None, limit: int):

@@ -8,9 +8,9 @@ from datetime import datetime, timedelta, timezone
 
 from django.db import connection
 
-from comments.models import User
-from comments.queries import decode_cursor, encode_cursor, present_user
+from comments import rowsql
 from comments.exceptions import InvalidInput
+from comments.queries import decode_cursor, encode_cursor, present_user
 from comments.rowsql import aware
 
 from . import live, state
@@ -64,7 +64,7 @@ def likers(comment, *, limit: int, cursor: str | None) -> LikersPage:
     if rows is None:
         rows = _likers_stored(comment.pk, after, limit)
     page = rows[:limit]
-    faces = {u.pk: u for u in User.objects.filter(pk__in=[u for u, _ in page]).only("id", "username", "display_name", "avatar_url")}
+    faces = rowsql.user_faces(u for u, _ in page)
     items = [
         {"user": present_user(faces[user_id]), "liked_at": _from_micros(micros)}
         for user_id, micros in page

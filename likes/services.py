@@ -9,6 +9,7 @@ one, changes nothing.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections import defaultdict
@@ -21,6 +22,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from comments import hooks
+from comments import queries as comment_queries
 from comments.exceptions import NotFound
 from comments.models import GONE_STATUSES, Comment, Subject, User
 
@@ -208,25 +210,46 @@ def _pause_point(where: str) -> None:
 # --- liking ----------------------------------------------------------------------------------
 
 
-def like_set(*, comment, user: User, liked: bool) -> tuple[int, bool]:
-    """Like or unlike ``comment`` (a ``CommentRef`` checked visible to ``user``); idempotent;
-    refused when the user may not take part on the site (a ban). Returns
-    ``(like_count, liked)`` as they are now. Redis answers when it can; otherwise the database
-    is written at once."""
+# Where each comment lives: facts that never change, so a process keeps those it met.
+_place = functools.lru_cache(maxsize=100_000)(comment_queries.comment_place)
+
+
+def _likeable(comment_id: int, user: User):
+    """The comment, checked visible to ``user`` and not deleted; ``NotFound`` otherwise."""
+    comment = comment_queries.comment_ref_for_viewer(comment_id, user)
     if comment.status in GONE_STATUSES:
         raise NotFound("Unknown comment.")
-    hooks.check_participation(comment.site_id, user.pk)
+    return comment
+
+
+def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
+    """Like or unlike a comment ``user`` may see; idempotent; refused when the user may not
+    take part on the site (a ban). Returns ``(like_count, liked)`` as they are now.
+
+    Redis answers when it can, in one round trip for a published public comment whose state
+    is loaded: the state's flag says whether everyone who can read the subject may like it,
+    so the database is asked who may see the comment only for the others. Without Redis the
+    database is checked and written at once."""
+    subject_id, site_id = _place(comment_id)
+    hooks.check_participation(site_id, user.pk)
+    checked = None
     r = state.client()
     if r is not None:
         try:
-            for _ in range(3):
-                result = live.like(r, subject_id=comment.subject_id, comment_id=comment.pk, user_id=user.pk, liked=liked)
-                if result is not None:
+            for _ in range(4):
+                result = live.like(
+                    r, subject_id=subject_id, comment_id=comment_id, user_id=user.pk, liked=liked,
+                    checked=checked is not None,
+                )
+                if result is live.NEEDS_CHECK:
+                    checked = _likeable(comment_id, user)
+                elif result is None:
+                    state.load(r, comment_id=comment_id, subject_id=subject_id)
+                else:
                     return result
-                state.load(r, comment_id=comment.pk, subject_id=comment.subject_id)
         except (*live.ERRORS, state.LoadTimeout) as exc:
             live.mark_down(exc)
-    return _like_in_database(comment, user, liked)
+    return _like_in_database(checked or _likeable(comment_id, user), user, liked)
 
 
 def _like_in_database(comment, user: User, liked: bool) -> tuple[int, bool]:
@@ -240,9 +263,9 @@ def _like_in_database(comment, user: User, liked: bool) -> tuple[int, bool]:
     return count, liked
 
 
-def like_state_mark_empty(*, comments: list[tuple[int, int]]) -> None:
+def like_state_mark_empty(*, comments: list[tuple[int, int, int]]) -> None:
     """New comments have no likes: load their (empty) state now, so they never need a
-    rebuild. ``comments``: ``(comment_id, subject_id)`` pairs."""
+    rebuild. ``comments``: ``(comment_id, subject_id, live.OPEN or live.CHECK)``."""
     r = state.client()
     if r is None:
         return
@@ -250,6 +273,22 @@ def like_state_mark_empty(*, comments: list[tuple[int, int]]) -> None:
         live.mark_empty(r, comments)
     except live.ERRORS as exc:
         live.mark_down(exc)
+
+
+def like_state_reflag(*, comment_id: int, subject_id: int, flag: int) -> None:
+    """A comment's status changed: tell its like state whether everyone may now like it. If
+    Redis does not answer, its state is marked stale and dropped when Redis is back."""
+    r = state.client()
+    if r is not None:
+        try:
+            live.reflag(r, comment_id=comment_id, subject_id=subject_id, flag=flag)
+            return
+        except live.ERRORS as exc:
+            live.mark_down(exc)
+    if settings.LIKES_REDIS_URL:
+        StaleLikeState.objects.update_or_create(
+            comment_id=comment_id, defaults={"subject_id": subject_id, "created_at": timezone.now()}
+        )
 
 
 # --- the flush -------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from datetime import datetime, timezone
 import redis
 from django.db import connection
 
+from comments.models import Comment
+
 from . import keys, live
 from .models import Like, StaleLikeState
 
@@ -83,7 +85,8 @@ def _build(r: redis.Redis, *, comment_id: int, subject_id: int, token: str) -> N
             pending[action[1]] = (action[2], action[3], live.entry_version(entry_id))
     build_key = keys.likers_build(subject_id, comment_id, token)
     r.delete(build_key)
-    r.zadd(build_key, {live.SENTINEL: float("-inf")})
+    flag = _flag(comment_id)
+    r.zadd(build_key, {live.SENTINEL: flag})
     row_versions: dict[int, int] = {}
     table = connection.ops.quote_name(Like._meta.db_table)
     # A server-side cursor on PostgreSQL: a million likers arrive in chunks, not at once.
@@ -110,6 +113,16 @@ def _build(r: redis.Redis, *, comment_id: int, subject_id: int, token: str) -> N
     pipe.expire(build_key, LOCK_MS // 1000)  # a build left behind by a crash goes away
     pipe.execute()
     live.publish(r, build_key, keys.likers(subject_id, comment_id))
+    # A status change that committed while the state was being built set the flag of no
+    # state; read it again now that the state is in place.
+    if (now := _flag(comment_id)) != flag:
+        live.reflag(r, comment_id=comment_id, subject_id=subject_id, flag=now)
+
+
+def _flag(comment_id: int) -> int:
+    """The OPEN/CHECK flag of a comment as the database has it now."""
+    row = Comment.objects.filter(pk=comment_id).values_list("status", "visibility").first()
+    return live.CHECK if row is None else live.sentinel_score(status=row[0], visibility=row[1])
 
 
 def drop_stale(r: redis.Redis) -> int:

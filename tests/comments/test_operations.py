@@ -23,6 +23,11 @@ def test_database_urls_map_to_django_settings():
     )
     assert pg["OPTIONS"]["server_side_binding"] is True
     assert database_from_url("postgres://db/c?server_side_binding=0")["OPTIONS"]["server_side_binding"] is False
+    # Statements are prepared after 5 runs unless told otherwise (Django's own default is never).
+    assert database_from_url("postgres://db/c")["OPTIONS"]["prepare_threshold"] == 5
+    assert database_from_url("postgres://db/c?prepare_threshold=off")["OPTIONS"]["prepare_threshold"] is None
+    assert database_from_url("postgres://db/c?prepare_threshold=2")["OPTIONS"]["prepare_threshold"] == 2
+    assert database_from_url("postgres://db/c?server_side_binding=0")["OPTIONS"]["prepare_threshold"] is None
     assert database_from_url("sqlite:////var/lib/c.db")["NAME"] == "/var/lib/c.db"
     with pytest.raises(ImproperlyConfigured):
         database_from_url("mysql://x@y/z")

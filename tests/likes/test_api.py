@@ -198,10 +198,50 @@ def test_a_page_gets_its_like_state_in_one_redis_round_trip(subject, client_for,
     assert all(i["like_count"] == (1 if i["id"] in liked_ids else 0) for i in items)
 
 
-def test_a_like_costs_two_queries_when_redis_holds_the_state(subject, client_for, redis_url, django_assert_num_queries):
-    comment, warm_up = CommentFactory(subject=subject), CommentFactory(subject=subject)
-    client_for(UserFactory()).put(like_url(comment))  # loads the comment's like state
+def test_a_like_of_a_public_comment_costs_only_the_token_query_when_redis_holds_its_state(
+    subject, client_for, redis_url, django_assert_num_queries
+):
+    comment = CommentFactory(subject=subject)
+    client_for(UserFactory()).put(like_url(comment))  # this process learns where the comment lives
     client = client_for(UserFactory())
-    client.put(like_url(warm_up))  # the user's standing on the site is read once, then cached
-    with django_assert_num_queries(2):  # the bearer token, the comment's visibility
+    with django_assert_num_queries(1):  # the bearer token; the state's flag says "open to all"
         assert client.put(like_url(comment)).json() == {"liked": True, "like_count": 2}
+
+
+def test_a_comment_deleted_after_its_state_loaded_can_no_longer_be_liked(
+    subject, client_for, redis_url, django_capture_on_commit_callbacks
+):
+    comment = CommentFactory(subject=subject)
+    assert client_for(UserFactory()).put(like_url(comment)).json()["like_count"] == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        comment_set_status(comment_id=comment.pk, to_status="deleted")
+
+    response = client_for(UserFactory()).put(like_url(comment))
+    assert_error(response, 404, "not_found")
+    likes_flush()
+    assert Like.objects.filter(comment_id=comment.pk, active=True).count() == 1
+
+
+def test_a_pending_comment_is_liked_only_by_its_author_then_by_all_once_approved(
+    subject, client_for, redis_url, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    author = UserFactory()
+    with django_capture_on_commit_callbacks(execute=True):  # its empty state is loaded, open
+        comment = CommentFactory(subject=subject, author=author)
+    with django_capture_on_commit_callbacks(execute=True):
+        comment_set_status(comment_id=comment.pk, to_status="pending")
+    stranger = client_for(UserFactory())
+
+    assert_error(stranger.put(like_url(comment)), 404, "not_found")
+    assert client_for(author).put(like_url(comment)).json() == {"liked": True, "like_count": 1}
+    with django_capture_on_commit_callbacks(execute=True):
+        comment_set_status(comment_id=comment.pk, to_status="published")
+    with django_assert_num_queries(1):
+        assert stranger.put(like_url(comment)).json() == {"liked": True, "like_count": 2}
+
+
+def test_a_friends_only_comment_asks_the_database_who_may_like_it(subject, client_for, redis_url):
+    author = UserFactory()
+    comment = CommentFactory(subject=subject, author=author, visibility="friends")
+    assert client_for(author).put(like_url(comment)).json() == {"liked": True, "like_count": 1}
+    assert_error(client_for(UserFactory()).put(like_url(comment)), 404, "not_found")

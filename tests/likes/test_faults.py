@@ -17,7 +17,8 @@ import redis
 from django.db import connections
 
 from comments.models import Comment
-from comments.services import token_issue
+from comments.exceptions import NotFound
+from comments.services import comment_set_status, token_issue
 from likes import keys, live, state
 from likes.models import Like, StaleLikeState
 from likes.services import like_set, likes_flush
@@ -90,7 +91,7 @@ def test_random_interleavings_end_with_each_users_last_action(like_store, seed):
 
     def act(i):
         for liked in scripts[i]:
-            like_set(comment=comment, user=users[i], liked=liked)
+            like_set(comment_id=comment.pk, user=users[i], liked=liked)
             time.sleep(rng.random() / 1000)
 
     in_threads(len(users), act)
@@ -107,7 +108,7 @@ def test_concurrent_first_touches_of_a_cold_comment_load_it_once(redis_url, raw_
     comment = CommentFactory()
     early = [UserFactory() for _ in range(30)]
     for user in early:
-        like_set(comment=comment, user=user, liked=True)
+        like_set(comment_id=comment.pk, user=user, liked=True)
     likes_flush()
     raw_redis.flushdb()
     builds = []
@@ -121,7 +122,7 @@ def test_concurrent_first_touches_of_a_cold_comment_load_it_once(redis_url, raw_
     monkeypatch.setattr(state, "_build", counting_build)
     late = [UserFactory() for _ in range(8)]
 
-    in_threads(8, lambda i: like_set(comment=comment, user=late[i], liked=True))
+    in_threads(8, lambda i: like_set(comment_id=comment.pk, user=late[i], liked=True))
 
     assert len(builds) == 1
     assert live_count(comment) == 38
@@ -154,7 +155,7 @@ def test_after_flushdb_counts_and_liked_flags_come_back_from_the_database(redis_
 def test_a_signed_in_reader_who_liked_nothing_causes_no_load(redis_url, raw_redis, monkeypatch):
     subject = SubjectFactory(mode="flat")
     comments = [CommentFactory(subject=subject) for _ in range(20)]
-    like_set(comment=comments[0], user=UserFactory(), liked=True)
+    like_set(comment_id=comments[0].pk, user=UserFactory(), liked=True)
     likes_flush()
     raw_redis.flushdb()
     loads = []
@@ -173,7 +174,7 @@ def test_a_new_comment_starts_with_its_empty_state_loaded(redis_url, raw_redis, 
         comment = CommentFactory(subject=subject)
     assert raw_redis.zcard(keys.likers(subject.id, comment.id)) == 1  # the sentinel alone
     monkeypatch.setattr(state, "_build", lambda *a, **k: pytest.fail("a new comment needed a load"))
-    assert like_set(comment=comment, user=UserFactory(), liked=True) == (1, True)
+    assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True) == (1, True)
 
 
 # --- Redis unreachable, and back -------------------------------------------------------------
@@ -218,15 +219,15 @@ def test_likes_go_to_the_database_while_redis_is_unreachable_and_stay_exact_afte
     subject = SubjectFactory(mode="flat")
     comment = CommentFactory(subject=subject)
     a, b, c, d = (UserFactory() for _ in range(4))
-    like_set(comment=comment, user=a, liked=True)
-    like_set(comment=comment, user=b, liked=True)
+    like_set(comment_id=comment.pk, user=a, liked=True)
+    like_set(comment_id=comment.pk, user=b, liked=True)
     likes_flush()
     assert stored(comment)[0] == 2
 
     os.kill(private_redis.pid, signal.SIGSTOP)
     try:
-        assert like_set(comment=comment, user=c, liked=True) == (3, True)
-        assert like_set(comment=comment, user=a, liked=False) == (2, False)
+        assert like_set(comment_id=comment.pk, user=c, liked=True) == (3, True)
+        assert like_set(comment_id=comment.pk, user=a, liked=False) == (2, False)
         assert stored(comment) == (2, {b.pk, c.pk})
         assert StaleLikeState.objects.filter(comment_id=comment.pk).exists()
         page = bearer(c).get(f"{API}/subjects/{subject.id}/comments").json()["items"]
@@ -239,7 +240,25 @@ def test_likes_go_to_the_database_while_redis_is_unreachable_and_stay_exact_afte
     page = bearer(a).get(f"{API}/subjects/{subject.id}/comments").json()["items"]
     assert (page[0]["like_count"], page[0]["liked"]) == (2, False)
     assert not StaleLikeState.objects.exists()
-    assert like_set(comment=comment, user=d, liked=True) == (3, True)
+    assert like_set(comment_id=comment.pk, user=d, liked=True) == (3, True)
     likes_flush()
     assert stored(comment) == (3, {b.pk, c.pk, d.pk})
     assert live_count(comment) == 3
+
+
+def test_a_comment_deleted_while_redis_is_unreachable_cannot_be_liked_once_redis_is_back(private_redis, settings):
+    comment = CommentFactory(subject=SubjectFactory())
+    assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True) == (1, True)  # state loaded, open
+
+    os.kill(private_redis.pid, signal.SIGSTOP)
+    try:
+        comment_set_status(comment_id=comment.pk, to_status="deleted")  # its flag cannot be set
+        assert StaleLikeState.objects.filter(comment_id=comment.pk).exists()
+    finally:
+        os.kill(private_redis.pid, signal.SIGCONT)
+    time.sleep(settings.LIKES_REDIS_RETRY + 0.1)
+
+    with pytest.raises(NotFound):
+        like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
+    likes_flush()
+    assert stored(comment)[0] == 1

@@ -29,7 +29,7 @@ def test_likes_reach_the_database_only_when_flushed(subject, redis_url):
     comment = CommentFactory(subject=subject)
     fans = [UserFactory() for _ in range(3)]
     for fan in fans:
-        like_set(comment=comment, user=fan, liked=True)
+        like_set(comment_id=comment.pk, user=fan, liked=True)
     assert count_of(comment) == 0 and active_likers(comment) == set()
 
     report = likes_flush()
@@ -41,7 +41,7 @@ def test_likes_reach_the_database_only_when_flushed(subject, redis_url):
 
 def test_a_second_flush_finds_nothing_and_changes_nothing(subject, redis_url):
     comment = CommentFactory(subject=subject)
-    like_set(comment=comment, user=UserFactory(), liked=True)
+    like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
     likes_flush()
     assert likes_flush().events == 0
     assert count_of(comment) == 1
@@ -51,9 +51,9 @@ def test_a_batch_collapses_each_pair_to_its_last_action(subject, redis_url, raw_
     comment = CommentFactory(subject=subject)
     flip, stay = UserFactory(), UserFactory()
     for liked in (True, False, True, False, True):
-        like_set(comment=comment, user=flip, liked=liked)
-    like_set(comment=comment, user=stay, liked=True)
-    like_set(comment=comment, user=stay, liked=False)
+        like_set(comment_id=comment.pk, user=flip, liked=liked)
+    like_set(comment_id=comment.pk, user=stay, liked=True)
+    like_set(comment_id=comment.pk, user=stay, liked=False)
     assert raw_redis.xlen(keys.events(subject.id)) == 7
 
     likes_flush()
@@ -69,8 +69,8 @@ def test_flushing_in_small_batches_ends_the_same(subject, redis_url):
     users = [UserFactory() for _ in range(5)]
     for comment in comments:
         for user in users:
-            like_set(comment=comment, user=user, liked=True)
-        like_set(comment=comment, user=users[0], liked=False)
+            like_set(comment_id=comment.pk, user=user, liked=True)
+        like_set(comment_id=comment.pk, user=users[0], liked=False)
     report = likes_flush(batch=4)
     assert (report.events, report.batches) == (18, 5)
     assert [count_of(c) for c in comments] == [4, 4, 4]
@@ -123,7 +123,7 @@ def test_actions_on_comments_or_users_that_are_gone_are_dropped_without_failing_
 
 def test_foreign_stream_entries_are_acknowledged_and_dropped(subject, redis_url, raw_redis):
     comment = CommentFactory(subject=subject)
-    like_set(comment=comment, user=UserFactory(), liked=True)
+    like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
     raw_redis.xadd(keys.events(subject.id), {"junk": "1"})
     raw_redis.xadd(keys.events(subject.id), {"a": "x:1:1:1"})
     report = likes_flush()
@@ -134,7 +134,7 @@ def test_foreign_stream_entries_are_acknowledged_and_dropped(subject, redis_url,
 
 def test_entries_of_a_flush_that_died_are_taken_over_after_the_reclaim_timeout(subject, redis_url, raw_redis, settings):
     comment = CommentFactory(subject=subject)
-    like_set(comment=comment, user=UserFactory(), liked=True)
+    like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
     stream = keys.events(subject.id)
     live.ensure_group(raw_redis, stream)
     # Another consumer read the entry and died before acknowledging it.
@@ -151,7 +151,7 @@ def test_entries_of_a_flush_that_died_are_taken_over_after_the_reclaim_timeout(s
 def test_drifted_like_counts_are_recomputed_from_the_rows(subject, like_store):
     comment = CommentFactory(subject=subject)
     for _ in range(3):
-        like_set(comment=comment, user=UserFactory(), liked=True)
+        like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
     likes_flush()
     Comment.objects.filter(pk=comment.pk).update(like_count=42)
     assert like_counts_reconcile(subject_id=subject.id) == 1
@@ -163,16 +163,16 @@ def test_drifted_like_counts_are_recomputed_from_the_rows(subject, like_store):
 def test_the_database_road_writes_at_once(subject, no_redis, liked_first):
     comment = CommentFactory(subject=subject)
     user = UserFactory()
-    assert like_set(comment=comment, user=user, liked=liked_first) == (int(liked_first), liked_first)
+    assert like_set(comment_id=comment.pk, user=user, liked=liked_first) == (int(liked_first), liked_first)
     assert count_of(comment) == int(liked_first)
     # Two actions within one millisecond still apply in order.
-    like_set(comment=comment, user=user, liked=not liked_first)
+    like_set(comment_id=comment.pk, user=user, liked=not liked_first)
     assert count_of(comment) == int(not liked_first)
 
 
 def test_a_quiet_drained_subject_is_forgotten_with_its_idle_consumers(subject, redis_url, raw_redis):
     comment = CommentFactory(subject=subject)
-    like_set(comment=comment, user=UserFactory(), liked=True)
+    like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
     stream = keys.events(subject.id)
     live.ensure_group(raw_redis, stream)
     live.read_events(raw_redis, stream, "restarted-worker", 10, 60_000)  # holds the entry

@@ -18,7 +18,7 @@ from ..factories import CommentFactory, UserFactory
 
 def test_likes_flush_command_drains_the_queue(subject, redis_url):
     comment = CommentFactory(subject=subject)
-    like_set(comment=comment, user=UserFactory(), liked=True)
+    like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
     out = StringIO()
     call_command("likes_flush", stdout=out)
     assert "flushed 1 event(s)" in out.getvalue()
@@ -29,7 +29,7 @@ def test_likes_rebuild_command_repairs_counts_and_replaces_the_redis_state(subje
     comment = CommentFactory(subject=subject)
     fans = [UserFactory() for _ in range(3)]
     for fan in fans:
-        like_set(comment=comment, user=fan, liked=True)
+        like_set(comment_id=comment.pk, user=fan, liked=True)
     call_command("likes_flush", stdout=StringIO())
     Comment.objects.filter(pk=comment.pk).update(like_count=99)
     raw_redis.zrem(keys.likers(subject.id, comment.id), str(fans[0].pk))  # Redis drifted too
@@ -44,7 +44,7 @@ def test_likes_rebuild_command_repairs_counts_and_replaces_the_redis_state(subje
 
 def test_likes_rebuild_without_redis_repairs_the_database_counts(subject, no_redis):
     comment = CommentFactory(subject=subject)
-    like_set(comment=comment, user=UserFactory(), liked=True)
+    like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
     Comment.objects.filter(pk=comment.pk).update(like_count=7)
     out = StringIO()
     call_command("likes_rebuild", stdout=out)
@@ -60,7 +60,7 @@ def test_the_flush_runs_on_beat_every_interval():
 
 def test_the_admin_lists_likes_and_allows_no_change(subject, no_redis):
     comment = CommentFactory(subject=subject)
-    like_set(comment=comment, user=UserFactory(), liked=True)
+    like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
     staff = UserFactory(username="admin", is_staff=True, is_superuser=True)
     browser = Client()
     browser.force_login(staff)

@@ -253,7 +253,7 @@ def age_pending(r: redis.Redis, comment, *, idle_ms: int) -> int:
 def like_all(comment, users) -> None:
     """Like through the Redis road; the answers count up one by one."""
     for n, user in enumerate(users, start=1):
-        assert like_set(comment=comment, user=user, liked=True) == (n, True)
+        assert like_set(comment_id=comment.pk, user=user, liked=True) == (n, True)
 
 
 def stop_inside_a_flush(worker, tmp_path, r, comment, *, at: str) -> None:
@@ -318,9 +318,9 @@ def test_a_worker_killed_after_commit_before_acknowledging_counts_nothing_twice(
     # B goes on flushing new actions on top, exactly.
     leavers, newcomer = users[:3], UserFactory()
     for n, user in enumerate(leavers, start=1):
-        assert like_set(comment=comment, user=user, liked=False) == (20 - n, False)
-    assert like_set(comment=comment, user=newcomer, liked=True) == (18, True)
-    assert like_set(comment=comment, user=users[5], liked=True) == (18, True)  # a repeat changes nothing
+        assert like_set(comment_id=comment.pk, user=user, liked=False) == (20 - n, False)
+    assert like_set(comment_id=comment.pk, user=newcomer, liked=True) == (18, True)
+    assert like_set(comment_id=comment.pk, user=users[5], liked=True) == (18, True)  # a repeat changes nothing
     wait_for("worker B to flush the new actions", drained(raw_redis, comment), workers=[b])
 
     expected = {u.pk for u in users[3:]} | {newcomer.pk}
@@ -335,7 +335,7 @@ def test_an_entry_reclaimed_after_a_newer_action_was_flushed_changes_nothing(wor
     stop_inside_a_flush(worker, tmp_path, raw_redis, comment, at="committed")
     assert stored(comment) == (8, {u.pk for u in users})
     leaver = users[0]
-    assert like_set(comment=comment, user=leaver, liked=False) == (7, False)
+    assert like_set(comment_id=comment.pk, user=leaver, liked=False) == (7, False)
 
     # B takes over dead consumers' entries only after 30 s: it flushes the unlike first.
     b = worker(env={"LIKES_RECLAIM_IDLE": "30"})
