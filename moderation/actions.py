@@ -14,7 +14,7 @@ from comments.models import GONE_STATUSES, Comment, Status, User
 from comments.queries import is_site_moderator
 from comments.services import comment_set_flags, comment_set_status
 
-from .services import audit_write, tasks_close
+from .services import audit_write, task_claim_check, tasks_close
 
 
 class ModerationAction:
@@ -26,9 +26,14 @@ class ModerationAction:
         self.reason = reason
 
     def check(self) -> None:
-        """``actor`` None is the system (a scheduled job), allowed everything a moderator is."""
-        if self.actor is not None and not is_site_moderator(self.actor, self.comment.subject.site):
+        """``actor`` None is the system (a scheduled job), allowed everything a moderator is.
+        A moderator may not act on a comment whose review task another moderator has claimed
+        (the console, the API and the admin alike)."""
+        if self.actor is None:
+            return
+        if not is_site_moderator(self.actor, self.comment.subject.site):
             raise PermissionDenied("Only moderators of this site may do that.")
+        task_claim_check(comment_id=self.comment.pk, moderator=self.actor)
 
     def change(self) -> tuple[str | None, str | None]:
         """Make the change; returns the status before and after (None for flag changes)."""

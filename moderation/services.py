@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -17,7 +16,7 @@ from comments.queries import is_site_moderator
 from comments.services import comment_set_status
 
 from . import words
-from .queries import standing_cache_key, standing_of
+from .queries import SANCTIONS, standing_of
 from .models import AuditEntry, Report, ReviewTask, Sanction, SanctionKind, TaskState, WordAction, WordEntry
 from .wordfilter import normalize_word
 
@@ -106,7 +105,7 @@ def sanction_create(*, actor: User, site: Site, user_id: int, kind: str, until: 
     with transaction.atomic():
         sanction = Sanction.objects.create(site=site, user_id=user_id, kind=kind, until=until, reason=reason[:500], created_by=actor)
         audit_write(site_id=site.pk, actor=actor, action=f"sanction_{kind}", reason=f"user {user_id}: {reason}"[:1000])
-        transaction.on_commit(lambda: cache.delete(standing_cache_key(site.pk, user_id)))
+        transaction.on_commit(SANCTIONS.changed)
     return sanction
 
 
@@ -114,9 +113,8 @@ def sanction_delete(*, actor: User, sanction: Sanction) -> None:
     _require_moderator(actor, sanction.site)
     with transaction.atomic():
         audit_write(site_id=sanction.site_id, actor=actor, action=f"sanction_{sanction.kind}_lifted", reason=f"user {sanction.user_id}")
-        key = standing_cache_key(sanction.site_id, sanction.user_id)
         sanction.delete()
-        transaction.on_commit(lambda: cache.delete(key))
+        transaction.on_commit(SANCTIONS.changed)
 
 
 # --- review tasks --------------------------------------------------------------------------
@@ -237,3 +235,17 @@ def report_create(*, comment, reporter: User, reason: str, detail: str = "") -> 
         comment_hold(comment_id=comment.pk, site_id=comment.site_id, why=f"{reporters} reports")
     review_task_open(comment_id=comment.pk, reasons=[f"report:{reason}"])
     return report, True
+
+
+def task_claim_check(*, comment_id: int, moderator: User) -> None:
+    """Refuse a moderator's action on a comment whose open review task another moderator
+    holds (a claim still running), so two moderators never work one task: every moderation
+    action checks it (``actions.ModerationAction.check``). The holder's own actions and
+    unclaimed or lapsed tasks pass."""
+    holder = (
+        ReviewTask.objects.filter(comment_id=comment_id, state=TaskState.OPEN, claim_expires_at__gt=timezone.now())
+        .exclude(claimed_by__isnull=True).exclude(claimed_by=moderator)
+        .select_related("claimed_by").first()
+    )
+    if holder is not None:
+        raise PermissionDenied(f"{holder.claimed_by.public_name} is working on this task.")

@@ -22,14 +22,14 @@ def _fast_password_hashing(settings):
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    """The shared cache, and what processes keep of it (the compiled word lists), start empty."""
-    from moderation import words  # TEMP-GUARD
+    """The shared cache, and what processes keep of it (word lists, sanctions), start empty."""
+    from moderation import snapshots
 
     cache.clear()
-    words.forget()
+    snapshots.forget_all()
     yield
     cache.clear()
-    words.forget()
+    snapshots.forget_all()
 
 
 @pytest.fixture

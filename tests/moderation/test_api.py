@@ -252,6 +252,23 @@ def test_a_claim_lapses_and_another_moderator_may_take_the_task(client_for, subj
     assert client_for(second).put(f"{API}/moderation/tasks/{task.pk}/claim").status_code == 200
 
 
+def test_only_the_moderator_holding_a_claim_may_decide_the_task(client_for, subject):
+    comment = CommentFactory(subject=subject)
+    client_for(UserFactory()).post(f"{API}/comments/{comment.id}/reports", {"reason": "spam"}, format="json")
+    task = ReviewTask.objects.get(comment_id=comment.pk)
+    holder, other = UserFactory(), UserFactory()
+    subject.site.moderators.add(holder, other)
+    assert client_for(holder).put(f"{API}/moderation/tasks/{task.pk}/claim").status_code == 200
+
+    refused = client_for(other).post(f"{API}/moderation/comments/{comment.id}/actions", {"action": "reject"}, format="json")
+    assert_error(refused, 403, "permission_denied")
+    assert Comment.objects.get(pk=comment.pk).status == "published"
+    assert not AuditEntry.objects.filter(comment_id=comment.pk).exists()
+
+    decided = client_for(holder).post(f"{API}/moderation/comments/{comment.id}/actions", {"action": "reject"}, format="json")
+    assert decided.status_code == 200 and decided.json()["status"] == "rejected"
+
+
 # --- sanctions -----------------------------------------------------------------------------
 
 
