@@ -106,6 +106,11 @@ class Command(BaseCommand):
         self.stdout.write(f"Comment service: {base}/")
         self.stdout.write(f"  API docs:      {base}/api/v1/docs/")
         self.stdout.write(f"  Admin:         {base}/admin/   (moderator / {DEMO_PASSWORD})")
+        self.stdout.write(f"  Console:       {base}/console/   (moderator / {DEMO_PASSWORD}: the review queue)")
         for s in subjects:
             self.stdout.write(f"  {s.mode:<10} {base}/api/v1/subjects/{s.pk}/comments   ({s.comment_count} comments)")
         self.stdout.write(f"Demo users: {', '.join(NAMES)} (password {DEMO_PASSWORD}); site 'demo', SSO secret {SSO_SECRET}")
+        for s in subjects:
+            self.stdout.write(f"  widget     {base}/embed/?site=demo&key={s.key}")
+        host = "http://127.0.0.1:8001"
+        self.stdout.write(f"Demo host page:  {host}/   (`manage.py rundemo` serves it beside the service; pick a user to sign in by SSO)")

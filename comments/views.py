@@ -1,0 +1,461 @@
+"""The widget's pages (issue 5): the embed page a host site frames, and the HTML fragments the
+widget's script fetches for "load more", "view all replies", hidden floors and a just-posted
+comment. One template set renders both, so the page and its fragments never disagree.
+
+Reads go through the same query functions as the REST API (``comments.queries``), with the
+API's own parameter serializers; writes are not here at all: the widget sends them to
+``/api/v1/`` with its bearer token. Fragments authenticate with that same token
+(``BearerTokenAuthentication``) so ``liked`` flags and the reader's own pending comments show.
+
+Every response carries a Content-Security-Policy whose ``frame-ancestors`` lists the site's
+allowed origins (the global ``X-Frame-Options: DENY`` is lifted for these views only).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone, translation
+from django.utils.translation import gettext, ngettext
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.http import require_GET
+from rest_framework import serializers
+from rest_framework.exceptions import AuthenticationFailed
+
+from . import queries
+from .api.serializers import CommentListParams, ReplyListParams
+from .authentication import BearerTokenAuthentication
+from .exceptions import CommentsError, NotFound
+from .models import GONE_STATUSES, Mode, Site, Status, SubjectState
+
+THEMES = ("light", "dark", "auto")
+# An origin as it may appear in a CSP source list: no spaces, quotes or semicolons.
+_ORIGIN = re.compile(r"^https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$")
+PAGE_SIZE = 20
+REPLY_PREVIEWS = 3
+# A stacked chain longer than this shows its first and last floors and folds the middle.
+CHAIN_HEAD, CHAIN_TAIL = 2, 3
+
+
+class EmbedParams(CommentListParams):
+    """The embed page's query string: the API's list parameters plus the embedding context."""
+
+    site = serializers.CharField(max_length=64)
+    key = serializers.CharField(max_length=255)
+    theme = serializers.ChoiceField(choices=THEMES, default="auto")
+    lang = serializers.CharField(max_length=20, required=False, allow_blank=True)
+    origin = serializers.CharField(max_length=300, required=False, allow_blank=True)
+    title = serializers.CharField(max_length=300, required=False, allow_blank=True)
+    url = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+
+
+class FragmentParams(serializers.Serializer):
+    lang = serializers.CharField(max_length=20, required=False, allow_blank=True)
+    mode = serializers.ChoiceField(choices=Mode.values, required=False)
+
+
+class ListFragmentParams(FragmentParams, CommentListParams):
+    site = serializers.CharField(max_length=64)
+    key = serializers.CharField(max_length=255)
+
+
+class RepliesFragmentParams(FragmentParams, ReplyListParams):
+    pass
+
+
+class _Unauthorized(Exception):
+    pass
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def _params(request: HttpRequest, serializer_class) -> dict:
+    """Validated query parameters; ``serializers.ValidationError`` on bad input."""
+    serializer = serializer_class(data={k: request.GET.get(k) for k in request.GET if k in serializer_class().fields})
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def _user(request: HttpRequest):
+    """The bearer token's user (the widget keeps its token in memory, never in a cookie)."""
+    try:
+        found = BearerTokenAuthentication().authenticate(request)
+    except AuthenticationFailed:
+        raise _Unauthorized from None
+    return found[0] if found else AnonymousUser()
+
+
+def _language(request: HttpRequest, lang: str | None) -> str:
+    if lang:
+        try:
+            return translation.get_supported_language_variant(lang.strip().lower().replace("_", "-"))
+        except LookupError:
+            pass
+    return translation.get_language_from_request(request)
+
+
+def safe_origins(site: Site | None) -> list[str]:
+    if site is None:
+        return []
+    origins = site.allowed_origins if isinstance(site.allowed_origins, list) else []
+    return [o.rstrip("/") for o in origins if isinstance(o, str) and _ORIGIN.match(o.rstrip("/"))]
+
+
+def _csp(site: Site | None, *, any_ancestor: bool = False) -> str:
+    """The page's policy. Error pages without a site carry no data, so any page may frame them
+    (the host's developer then sees "unknown site" in the frame rather than a blank box)."""
+    if any_ancestor:
+        ancestors = "*"
+    else:
+        ancestors = " ".join(safe_origins(site)) or "'none'"
+    return (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: http: data:; "
+        "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+        f"frame-ancestors {ancestors}"
+    )
+
+
+_BETWEEN_TAGS = re.compile(r">\s*\n\s*<")
+
+
+def _respond(html: str, *, site: Site | None, lang: str, status: int = 200, any_ancestor: bool = False) -> HttpResponse:
+    # Template indentation is a good part of a page's bytes; text content never ends in ">"
+    # (it is escaped), so only whitespace between tags goes.
+    html = _BETWEEN_TAGS.sub("><", html)
+    response = HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
+    response["Content-Security-Policy"] = _csp(site, any_ancestor=any_ancestor)
+    response["Content-Language"] = lang
+    response["Vary"] = "Accept-Language, Authorization"
+    response["Cache-Control"] = "private, no-cache"
+    response["Referrer-Policy"] = "strict-origin-when-cross-origin"
+    return response
+
+
+def _error(request, *, status: int, message: str, lang: str, site: Site | None = None, theme: str = "auto") -> HttpResponse:
+    with translation.override(lang):
+        html = render_to_string(
+            "comments/error.html", {"status": status, "message": message, "theme": theme, "lang": lang}, request
+        )
+    return _respond(html, site=site, lang=lang, status=status, any_ancestor=site is None)
+
+
+def _validation_message(exc: serializers.ValidationError) -> str:
+    detail = exc.detail
+    if isinstance(detail, dict):
+        names = ", ".join(sorted(detail))
+        return gettext("Invalid parameters: %(names)s.") % {"names": names}
+    return gettext("Invalid parameters.")
+
+
+def _domain_message(exc: CommentsError) -> str:
+    if isinstance(exc, NotFound):
+        return gettext("Not found.")
+    if exc.status == 400:
+        return gettext("Invalid parameters: %(names)s.") % {"names": ", ".join(sorted(exc.fields or {})) or "cursor"}
+    return gettext("You do not have permission to see this.")
+
+
+def _decorate(items: list[dict], user, mode: str, now) -> list[dict]:
+    """What the templates need beyond the API's comment shape: whose it is, whether it may
+    still be edited, whether it is a placeholder, and (stacked) how its chain is folded."""
+    user_id = user.pk if getattr(user, "is_authenticated", False) else None
+    window = timedelta(seconds=settings.COMMENTS_EDIT_WINDOW)
+
+    def one(c: dict) -> dict:
+        c["placeholder"] = c["author"] is None and c["status"] in GONE_STATUSES
+        c["own"] = user_id is not None and c["author"] is not None and c["author"]["id"] == user_id
+        c["editable"] = c["own"] and not c["placeholder"] and now - c["created_at"] < window
+        c["under_review"] = c["status"] == Status.PENDING
+        return c
+
+    for item in items:
+        one(item)
+        for reply in item.get("replies", []):
+            one(reply)
+        chain = item.get("chain")
+        if chain is not None:
+            for link in chain:
+                one(link)
+            if len(chain) > CHAIN_HEAD + CHAIN_TAIL + 1:
+                item["chain_head"] = chain[:CHAIN_HEAD]
+                item["chain_tail"] = chain[-CHAIN_TAIL:]
+                item["chain_hidden"] = len(chain) - CHAIN_HEAD - CHAIN_TAIL
+            else:
+                item["chain_head"], item["chain_tail"], item["chain_hidden"] = chain, [], 0
+        if mode == Mode.TWO_LEVEL and item["depth"] == 0:
+            item["more_replies"] = item["reply_count"] > len(item.get("replies", []))
+    return items
+
+
+def _context_query(*, lang: str, theme: str, origin: str, site: str = "", key: str = "") -> dict:
+    """Parameters every link inside the frame carries, so a reader without JavaScript keeps
+    the language and theme while paging."""
+    query = {"lang": lang, "theme": theme}
+    if origin:
+        query["origin"] = origin
+    if site:
+        query["site"], query["key"] = site, key
+    return query
+
+
+def _url(name: str, query: dict, *args) -> str:
+    return f"{reverse(name, args=args)}?{urlencode({k: v for k, v in query.items() if v not in (None, '')})}"
+
+
+# --- the embed page ------------------------------------------------------------------------
+
+
+@xframe_options_exempt
+@require_GET
+def embed(request: HttpRequest) -> HttpResponse:
+    """The complete, server-rendered discussion of one subject: readable without JavaScript
+    (paginated by links) and the shell the widget's script enhances."""
+    lang = _language(request, request.GET.get("lang"))
+    theme = request.GET.get("theme") if request.GET.get("theme") in THEMES else "auto"
+    site = None
+    try:
+        params = _params(request, EmbedParams)
+        site = queries.site_by_key(params["site"])
+        try:
+            subject = queries.subject_lookup(site.key, params["key"])
+        except NotFound:
+            subject = None  # a valid, empty discussion: the subject is created on the first post
+        viewer = queries.viewer_for(None, site)
+        mode = params.get("mode") or (subject.mode if subject else site.default_mode)
+        sort = params.get("sort") or ("hot" if mode == Mode.TWO_LEVEL else "old")
+        page = None
+        if subject is not None:
+            page = queries.list_comments(
+                subject, viewer, mode=mode, sort=sort, limit=PAGE_SIZE, cursor=params.get("cursor"), replies=REPLY_PREVIEWS
+            )
+        elif sort == "hot" and mode != Mode.TWO_LEVEL:
+            raise serializers.ValidationError({"sort": ["hot is not allowed in this mode."]})
+    except serializers.ValidationError as exc:
+        with translation.override(lang):
+            return _error(request, status=400, message=_validation_message(exc), lang=lang, site=site, theme=theme)
+    except CommentsError as exc:
+        with translation.override(lang):
+            if site is None:
+                message = gettext("Unknown site: this page is not set up for comments.")
+            else:
+                message = _domain_message(exc)
+            return _error(request, status=exc.status, message=message, lang=lang, site=site, theme=theme)
+
+    origin = params.get("origin", "").rstrip("/")
+    parent_origin = origin if origin in safe_origins(site) else ""
+    query = _context_query(lang=lang, theme=theme, origin=origin, site=site.key, key=params["key"])
+    now = timezone.now()
+    items = _decorate(page.items, None, mode, now) if page else []
+    sorts = ("hot", "new") if mode == Mode.TWO_LEVEL else ("old", "new")
+    context = {
+        "site": site,
+        "subject": subject,
+        "subject_key": params["key"],
+        "title": params.get("title", ""),
+        "host_url": params.get("url", ""),
+        "mode": mode,
+        "sort": sort,
+        "sorts": [(s, _url("comments-web:embed", {**query, "mode": mode, "sort": s}), s == sort) for s in sorts],
+        "items": items,
+        "first_page": not params.get("cursor"),
+        "first_page_url": _url("comments-web:embed", {**query, "mode": mode, "sort": sort}),
+        "more_url": _url("comments-web:embed", {**query, "mode": mode, "sort": sort, "cursor": page.next_cursor})
+        if page and page.next_cursor else "",
+        "more_fragment_url": _url("comments-web:fragment-comments", {**query, "mode": mode, "sort": sort, "cursor": page.next_cursor})
+        if page and page.next_cursor else "",
+        "list_fragment_url": _url("comments-web:fragment-comments", {**query, "mode": mode}),
+        "query": urlencode({"lang": lang, "theme": theme, "mode": mode, **({"origin": origin} if origin else {})}),
+        "theme": theme,
+        "lang": lang,
+        "parent_origin": parent_origin,
+        "closed": subject is not None and subject.state == SubjectState.CLOSED,
+        "count": subject.comment_count if subject else 0,
+        "max_body": settings.COMMENTS_MAX_BODY,
+    }
+    with translation.override(lang):
+        context["strings"] = _strings()
+        html = render_to_string("comments/embed.html", context, request)
+    return _respond(html, site=site, lang=lang)
+
+
+def _strings() -> dict:
+    """Messages the script shows, translated here so the script carries no language."""
+    return {
+        "like": gettext("Like"),
+        "unlike": gettext("Unlike"),
+        "reply": gettext("Reply"),
+        "cancel": gettext("Cancel"),
+        "save": gettext("Save"),
+        "confirm_delete": gettext("Delete? Click again to confirm"),
+        "reported": gettext("Thanks, a moderator will look at it."),
+        "posted": gettext("Your comment was posted."),
+        "posted_review": gettext("Your comment was posted and is waiting for review."),
+        "loaded": gettext("More comments loaded."),
+        "signed_in": gettext("Signed in."),
+        "signed_out": gettext("Signed out."),
+        "deleted": gettext("Comment deleted."),
+        "empty": gettext("Please write something first."),
+        "sign_in_first": gettext("Sign in to take part in the discussion."),
+        "error": gettext("Something went wrong. Please try again."),
+        # "%s" is replaced by the number.
+        "count_one": ngettext("%s comment", "%s comments", 1),
+        "count_other": ngettext("%s comment", "%s comments", 2),
+        "errors": {
+            "invalid": gettext("That did not work: please check what you wrote."),
+            "content_blocked": gettext("Your comment contains words that are not allowed here."),
+            "not_authenticated": gettext("Your sign-in has expired. Please sign in again."),
+            "permission_denied": gettext("You are not allowed to do that."),
+            "subject_closed": gettext("This discussion is closed."),
+            "banned": gettext("You cannot take part in discussions on this site."),
+            "not_found": gettext("This comment is no longer available."),
+            "rate_limited": gettext("You are going too fast. Please wait a moment."),
+        },
+    }
+
+
+# --- fragments -----------------------------------------------------------------------------
+
+
+def _fragment(request, template: str, context: dict, *, site: Site, lang: str) -> HttpResponse:
+    """A bare fragment for the script (``X-Fragment: 1``); a reader without JavaScript who
+    followed the same link gets it inside the page layout."""
+    with translation.override(lang):
+        context = {**context, "lang": lang, "theme": request.GET.get("theme") if request.GET.get("theme") in THEMES else "auto"}
+        if request.headers.get("X-Fragment") == "1":
+            html = render_to_string(template, context, request)
+        else:
+            html = render_to_string("comments/fragment_page.html", {**context, "fragment": template}, request)
+    return _respond(html, site=site, lang=lang)
+
+
+def _fragment_view(handler):
+    """Shared error handling: bad input is a 400, unknown things a 404, a bad token a 401,
+    each a short translated message the script can show, never a 500."""
+
+    @xframe_options_exempt
+    @require_GET
+    def view(request, *args, **kwargs):
+        lang = _language(request, request.GET.get("lang"))
+        try:
+            user = _user(request)
+            return handler(request, *args, user=user, lang=lang, **kwargs)
+        except _Unauthorized:
+            with translation.override(lang):
+                return _error(request, status=401, message=gettext("Your sign-in has expired. Please sign in again."), lang=lang)
+        except serializers.ValidationError as exc:
+            with translation.override(lang):
+                return _error(request, status=400, message=_validation_message(exc), lang=lang)
+        except CommentsError as exc:
+            with translation.override(lang):
+                return _error(request, status=exc.status, message=_domain_message(exc), lang=lang)
+
+    view.__name__ = handler.__name__
+    view.__doc__ = handler.__doc__
+    return view
+
+
+def _fragment_query(request, lang: str) -> dict:
+    theme = request.GET.get("theme") if request.GET.get("theme") in THEMES else "auto"
+    return _context_query(lang=lang, theme=theme, origin=request.GET.get("origin", "")[:300])
+
+
+@_fragment_view
+def fragment_comments(request, *, user, lang):
+    """A page of the subject's list (load more, switching sort, re-reading after sign-in)."""
+    params = _params(request, ListFragmentParams)
+    site = queries.site_by_key(params["site"])
+    try:
+        subject = queries.subject_lookup(site.key, params["key"])
+    except NotFound:
+        subject = None
+    mode = params.get("mode") or (subject.mode if subject else site.default_mode)
+    sort = params.get("sort") or ("hot" if mode == Mode.TWO_LEVEL else "old")
+    query = {**_fragment_query(request, lang), "site": site.key, "key": params["key"], "mode": mode, "sort": sort}
+    items, next_cursor, count = [], None, 0
+    if subject is not None:
+        subject, viewer = queries.subject_for_viewer(subject.pk, user)
+        page = queries.list_comments(
+            subject, viewer, mode=mode, sort=sort, limit=params["limit"], cursor=params.get("cursor"), replies=params["replies"]
+        )
+        items, next_cursor, count = _decorate(page.items, user, mode, timezone.now()), page.next_cursor, subject.comment_count
+    context = {
+        "items": items,
+        "mode": mode,
+        "count": count,
+        "first_page": not params.get("cursor"),
+        "query": urlencode({k: v for k, v in query.items() if k in ("lang", "theme", "mode", "origin")}),
+        "more_url": _url("comments-web:embed", {**query, "cursor": next_cursor}) if next_cursor else "",
+        "more_fragment_url": _url("comments-web:fragment-comments", {**query, "cursor": next_cursor}) if next_cursor else "",
+    }
+    return _fragment(request, "comments/_list.html", context, site=site, lang=lang)
+
+
+@_fragment_view
+def fragment_replies(request, comment_id: int, *, user, lang):
+    """Every reply in a top-level comment's thread (two-level mode's list 2), oldest first."""
+    params = _params(request, RepliesFragmentParams)
+    root, viewer = queries.comment_for_viewer(comment_id, user)
+    page = queries.list_replies(root, viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor"))
+    query = {**_fragment_query(request, lang), "sort": params["sort"]}
+    context = {
+        "items": _decorate(page.items, user, Mode.FLAT, timezone.now()),
+        "mode": Mode.TWO_LEVEL,
+        "in_thread": True,
+        "root_id": root.pk,
+        "query": urlencode({k: v for k, v in query.items() if k in ("lang", "theme", "origin")}),
+        "more_url": _url("comments-web:fragment-replies", {**query, "cursor": page.next_cursor}, root.pk) if page.next_cursor else "",
+        "more_fragment_url": _url("comments-web:fragment-replies", {**query, "cursor": page.next_cursor}, root.pk)
+        if page.next_cursor else "",
+    }
+    return _fragment(request, "comments/_replies.html", context, site=root.subject.site, lang=lang)
+
+
+@_fragment_view
+def fragment_chain(request, comment_id: int, *, user, lang):
+    """The floors a stacked comment answers, top-level first (unfolding a long chain)."""
+    comment, viewer = queries.comment_for_viewer(comment_id, user)
+    chain = queries.comment_chain(comment, viewer)[:-1]
+    context = {
+        "chain": _decorate(chain, user, Mode.STACKED, timezone.now()),
+        "query": urlencode(_fragment_query(request, lang)),
+    }
+    return _fragment(request, "comments/_chain.html", context, site=comment.subject.site, lang=lang)
+
+
+@_fragment_view
+def fragment_comment(request, comment_id: int, *, user, lang):
+    """One comment as its list shows it (after posting or editing it); stacked mode with its
+    chain."""
+    params = _params(request, FragmentParams)
+    try:
+        comment, viewer = queries.comment_for_viewer(comment_id, user)
+    except NotFound:
+        if request.GET.get("missing") != "empty":
+            raise
+        # The script asks after deleting: nothing left to show (no replies keep a placeholder).
+        return _respond("", site=None, lang=lang)
+    mode = params.get("mode") or comment.subject.mode
+    if mode == Mode.STACKED and comment.depth > 0:
+        chain = queries.comment_chain(comment, viewer)
+        item = {**chain[-1], "chain": chain[:-1]}
+    else:
+        item = queries.present_comments([comment], viewer)[comment.pk]
+        if mode == Mode.TWO_LEVEL and comment.depth == 0:
+            item["replies"] = []
+    context = {
+        "items": _decorate([item], user, mode, timezone.now()),
+        "mode": mode,
+        "in_thread": mode == Mode.TWO_LEVEL and comment.depth > 0,
+        "query": urlencode({**_fragment_query(request, lang), "mode": mode}),
+        "more_url": "",
+        "more_fragment_url": "",
+    }
+    return _fragment(request, "comments/_list.html", context, site=comment.subject.site, lang=lang)

@@ -1,0 +1,89 @@
+// Comment widget loader: <div data-comments data-site="…" data-key="…"></div> plus this script.
+// Frames the service's embed page, sizes it from its messages (service origin, own frame
+// only), hands it an SSO payload, and fills [data-comment-count] from one counts call.
+(() => {
+  'use strict';
+  if (window.Comments && window.Comments.version) return;
+  const src = new URL((document.currentScript || {}).src || '/static/comments/embed.js', location.href);
+  const service = src.origin;
+  const base = service + src.pathname.replace(/\/static\/comments\/embed\.js$/, '');
+  const frames = new Map();
+  let payload = null;
+
+  const send = (entry, msg) => { if (entry.ready) entry.iframe.contentWindow.postMessage(msg, service); };
+  const sendAll = (msg) => frames.forEach((entry) => send(entry, msg));
+
+  function mount(el) {
+    if (el.dataset.commentsMounted) return;
+    el.dataset.commentsMounted = '1';
+    const d = el.dataset;
+    const q = new URLSearchParams({
+      site: d.site || '', key: d.key || location.pathname, theme: d.theme || 'auto', origin: location.origin,
+      title: (d.title || document.title).slice(0, 300), url: d.url || location.href.split('#')[0],
+    });
+    const lang = d.lang || document.documentElement.lang;
+    if (lang) q.set('lang', lang);
+    if (d.mode) q.set('mode', d.mode);
+    if (d.sso) payload = d.sso;
+    const iframe = document.createElement('iframe');
+    iframe.src = `${base}/embed/?${q}`;
+    iframe.title = d.frameTitle || 'Comments';
+    iframe.loading = 'lazy';
+    iframe.setAttribute('scrolling', 'no');
+    Object.assign(iframe.style, { width: '100%', height: '240px', border: '0', display: 'block', overflow: 'hidden' });
+    el.replaceChildren(iframe);
+    frames.set(iframe.contentWindow, { el, iframe, key: q.get('key'), ready: false });
+  }
+
+  function fill(counts, els) {
+    for (const el of els) {
+      const n = counts[el.dataset.commentCount];
+      if (typeof n === 'number') el.textContent = String(n);
+    }
+  }
+
+  function counts() {
+    const els = [...document.querySelectorAll('[data-comment-count]')];
+    const first = document.querySelector('[data-comments][data-site]');
+    const site = src.searchParams.get('site') || (first && first.dataset.site);
+    const keys = [...new Set(els.map((el) => el.dataset.commentCount))].slice(0, 100);
+    if (!site || !keys.length) return;
+    const q = new URLSearchParams({ site });
+    keys.forEach((key) => q.append('key', key));
+    fetch(`${base}/api/v1/counts?${q}`, { credentials: 'omit' })
+      .then((r) => (r.ok ? r.json() : null))
+      .then((data) => data && fill(data.counts, els))
+      .catch(() => {});
+  }
+
+  window.addEventListener('message', (event) => {
+    if (event.origin !== service) return;
+    const entry = frames.get(event.source);
+    const msg = event.data;
+    if (!entry || !msg || typeof msg !== 'object') return;
+    if (msg.type === 'comments:resize' && Number.isFinite(msg.height)) {
+      entry.iframe.style.height = `${Math.min(Math.max(Math.ceil(msg.height), 80), 200000)}px`;
+    } else if (msg.type === 'comments:ready') {
+      entry.ready = true;
+      if (payload) send(entry, { type: 'comments:login', payload });
+    } else if (msg.type === 'comments:count' && typeof msg.count === 'number') {
+      fill({ [entry.key]: msg.count }, document.querySelectorAll('[data-comment-count]'));
+    } else if (['comments:login-request', 'comments:user', 'comments:login-failed'].includes(msg.type)) {
+      // The host page listens for these to open its own sign-in, or to follow the user.
+      entry.el.dispatchEvent(new CustomEvent(msg.type, { bubbles: true, detail: { user: msg.user || null } }));
+    }
+  });
+
+  function scan() {
+    document.querySelectorAll('[data-comments]').forEach(mount);
+    counts();
+  }
+
+  window.Comments = {
+    version: 1,
+    scan,
+    login(signed) { payload = String(signed); sendAll({ type: 'comments:login', payload }); },
+    logout() { payload = null; sendAll({ type: 'comments:logout' }); },
+  };
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', scan); else scan();
+})();

@@ -1,0 +1,406 @@
+// The comment widget inside its iframe. The page is complete server-rendered HTML; this script
+// adds sign-in (an SSO payload from the host page, exchanged for a bearer token kept in memory),
+// writes through the JSON API, and fetches server-rendered fragments for everything it shows.
+(() => {
+  'use strict';
+  const html = document.documentElement;
+  html.classList.remove('no-js');
+  const root = document.getElementById('cw');
+  const D = root ? root.dataset : {};
+  const parentOrigin = D.parentOrigin || '';
+  const embedded = parentOrigin && window.parent !== window;
+  const S = JSON.parse(document.getElementById('cw-strings')?.textContent || '{}');
+  let token = null;
+  let me = null;
+
+  // --- the host page: messages only to and from the site's allowed origin ------------------
+  const tell = (msg) => { if (embedded) window.parent.postMessage(msg, parentOrigin); };
+  let lastHeight = 0;
+  const resize = () => {
+    const height = Math.ceil(document.body.getBoundingClientRect().height);
+    if (height !== lastHeight) { lastHeight = height; tell({ type: 'comments:resize', height }); }
+  };
+  new ResizeObserver(resize).observe(document.body);
+  window.addEventListener('load', resize);
+  if (!root) { resize(); return; }
+
+  window.addEventListener('message', (event) => {
+    if (!embedded || event.origin !== parentOrigin || event.source !== window.parent) return;
+    const msg = event.data;
+    if (!msg || typeof msg !== 'object') return;
+    if (msg.type === 'comments:login' && typeof msg.payload === 'string') login(msg.payload);
+    else if (msg.type === 'comments:logout') logout();
+  });
+
+  // --- helpers -----------------------------------------------------------------------------
+  const $ = (sel, el = root) => el.querySelector(sel);
+  const status = $('#cw-status');
+  let hush = 0;
+  const say = (text) => {
+    status.textContent = '';
+    clearTimeout(hush);
+    requestAnimationFrame(() => { status.textContent = text; });
+    hush = setTimeout(() => { status.textContent = ''; }, 6000);
+  };
+  const errorText = (err) => (S.errors && S.errors[err.code]) || S.error;
+
+  class ApiError extends Error {
+    constructor(code, httpStatus) { super(code); this.code = code; this.status = httpStatus; }
+  }
+
+  async function api(method, path, body) {
+    const headers = { Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (token) headers.Authorization = `Bearer ${token}`;
+    const response = await fetch(`/api/v1/${path}`, {
+      method, headers, credentials: 'omit', body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (response.status === 204) return null;
+    const data = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      if (response.status === 401 && token) logout();
+      throw new ApiError(data?.error?.code || 'error', response.status);
+    }
+    return data;
+  }
+
+  async function fragment(url) {
+    const headers = { 'X-Fragment': '1' };
+    if (token) headers.Authorization = `Bearer ${token}`;
+    const response = await fetch(url, { headers, credentials: 'omit' });
+    if (!response.ok) {
+      if (response.status === 401 && token) logout();
+      throw new ApiError(response.status === 404 ? 'not_found' : 'error', response.status);
+    }
+    const template = document.createElement('template');
+    template.innerHTML = await response.text();
+    return template.content;
+  }
+
+  const commentUrl = (id) => `/embed/fragments/comments/${id}?${D.query}`;
+
+  function setCount(delta) {
+    const el = $('#cw-count');
+    const n = Math.max(0, Number(el.dataset.count) + delta);
+    el.dataset.count = n;
+    el.textContent = (n === 1 ? S.count_one : S.count_other).replace('%s', n);
+    tell({ type: 'comments:count', key: D.key, count: n });
+  }
+
+  function showError(form, err) {
+    const box = $('.cw-err', form);
+    box.textContent = typeof err === 'string' ? err : errorText(err);
+    box.hidden = false;
+  }
+
+  // --- signing in ------------------------------------------------------------------------
+  function renderUser() {
+    $('#cw-signin').hidden = !!me;
+    $('#cw-me').hidden = !me;
+    $('#cw-me-name').textContent = me ? me.name : '';
+    const form = $('#cw-form');
+    if (form) form.hidden = !me;
+  }
+
+  async function login(payload) {
+    try {
+      const data = await api('POST', 'auth/sso', { site: D.site, payload });
+      token = data.token;
+      me = data.user;
+      renderUser();
+      await reload();
+      say(S.signed_in);
+      tell({ type: 'comments:user', user: me });
+    } catch (err) {
+      say(errorText(err));
+      tell({ type: 'comments:login-failed' });
+    }
+  }
+
+  function logout() {
+    if (!token && !me) return;
+    token = null;
+    me = null;
+    renderUser();
+    root.querySelectorAll('.cw-reply-form, .cw-report').forEach((f) => f.remove());
+    reload().catch(() => {});
+    say(S.signed_out);
+    tell({ type: 'comments:user', user: null });
+  }
+
+  const needUser = () => {
+    if (token) return true;
+    say(S.sign_in_first);
+    tell({ type: 'comments:login-request' });
+    $('#cw-signin').classList.add('cw-flash');
+    return false;
+  };
+
+  // --- lists -------------------------------------------------------------------------------
+  async function reload() {
+    const list = $('#cw-list');
+    list.setAttribute('aria-busy', 'true');
+    try {
+      const content = await fragment(`${D.list}&sort=${encodeURIComponent(D.sort)}`);
+      list.replaceChildren(content);
+    } finally {
+      list.setAttribute('aria-busy', 'false');
+    }
+  }
+
+  function appendNew(list, content, link) {
+    const known = new Set([...root.querySelectorAll('.cw-c')].map((c) => c.id));
+    const incoming = content.querySelector('ol');
+    for (const li of [...(incoming ? incoming.children : [])]) {
+      const article = li.querySelector(':scope > .cw-c');
+      if (!article || !known.has(article.id)) list.append(li);
+    }
+    const next = content.querySelector('.cw-more');
+    if (next) link.replaceWith(next); else link.remove();
+  }
+
+  // --- actions -----------------------------------------------------------------------------
+  const likeTurns = new WeakMap();  // like button -> its latest request
+  const actions = {
+    login: () => { needUser(); },
+    logout: () => { logout(); },
+
+    async sort(el, event) {
+      event.preventDefault();
+      D.sort = el.dataset.sort;
+      root.querySelectorAll('[data-action="sort"]').forEach((a) => {
+        if (a === el) a.setAttribute('aria-current', 'true'); else a.removeAttribute('aria-current');
+      });
+      await reload();
+    },
+
+    async more(el, event) {
+      event.preventDefault();
+      el.setAttribute('aria-busy', 'true');
+      const content = await fragment(el.dataset.fragment);
+      appendNew(el.parentElement.querySelector('.cw-items'), content, el);
+      say(S.loaded);
+    },
+
+    async 'more-replies'(el, event) {
+      event.preventDefault();
+      const content = await fragment(el.href);
+      appendNew(el.parentElement.querySelector('.cw-reply-list'), content, el);
+      say(S.loaded);
+    },
+
+    async expand(el, event) {
+      event.preventDefault();
+      const box = document.getElementById(`replies-${el.dataset.root}`);
+      box.replaceChildren(await fragment(el.href));
+      say(S.loaded);
+    },
+
+    async unfold(el, event) {
+      event.preventDefault();
+      const chain = document.getElementById(`chain-${el.dataset.id}`);
+      chain.replaceChildren(await fragment(el.href));
+    },
+
+    async like(el, event, c) {
+      if (!needUser()) return;
+      const counter = $('.cw-like-count', el);
+      const was = el.getAttribute('aria-pressed') === 'true';
+      const before = Number(counter.textContent);
+      el.setAttribute('aria-pressed', String(!was));
+      counter.textContent = Math.max(0, before + (was ? -1 : 1));
+      // Quick clicks on one button are sent one after another, never side by side: two requests
+      // in flight may be answered out of order and leave the button showing the older state.
+      // Only the answer to the latest click paints the button.
+      const turn = (likeTurns.get(el) || Promise.resolve())
+        .catch(() => {})
+        .then(() => api(was ? 'DELETE' : 'PUT', `comments/${c.dataset.id}/like`));
+      likeTurns.set(el, turn);
+      try {
+        const data = await turn;
+        if (likeTurns.get(el) !== turn) return;
+        el.setAttribute('aria-pressed', String(data.liked));
+        counter.textContent = data.like_count;
+      } catch (err) {
+        if (likeTurns.get(el) !== turn) return;
+        el.setAttribute('aria-pressed', String(was));
+        counter.textContent = before;
+        throw err;
+      }
+    },
+
+    reply(el, event, c) {
+      if (!needUser()) return;
+      const open = c.nextElementSibling;
+      if (open && open.matches('.cw-reply-form')) { $('textarea', open).focus(); return; }
+      root.querySelectorAll('.cw-reply-form').forEach((f) => f.remove());
+      const form = $('#cw-reply-template').content.firstElementChild.cloneNode(true);
+      form.dataset.replyTo = c.dataset.id;
+      c.after(form);
+      $('textarea', form).focus();
+    },
+
+    async edit(el, event, c) {
+      if (!needUser() || $('.cw-edit-form', c)) return;
+      const data = await api('GET', `comments/${c.dataset.id}`);
+      const form = $('#cw-reply-template').content.firstElementChild.cloneNode(true);
+      form.classList.replace('cw-reply-form', 'cw-edit-form');
+      form.dataset.form = 'edit';
+      const area = $('textarea', form);
+      area.value = data.body;
+      $('button[type="submit"]', form).textContent = S.save;
+      $('.cw-body', c).hidden = true;
+      $('.cw-body', c).after(form);
+      area.focus();
+    },
+
+    async delete(el, event, c) {
+      if (!needUser()) return;
+      if (el.dataset.confirm !== '1') {
+        el.dataset.confirm = '1';
+        el.dataset.label = el.textContent;
+        el.textContent = S.confirm_delete;
+        el.classList.add('cw-danger');
+        return;
+      }
+      await api('DELETE', `comments/${c.dataset.id}`);
+      const counted = !c.classList.contains('cw-pending');
+      const fresh = (await fragment(`${commentUrl(c.dataset.id)}&missing=empty`)).getElementById(`c-${c.dataset.id}`);
+      if (fresh) c.replaceWith(fresh); // a placeholder: it still has replies
+      else (c.closest('li') || c).remove();
+      if (counted) setCount(-1);
+      say(S.deleted);
+    },
+
+    report(el, event, c) {
+      if (!needUser() || $('.cw-report', c)) return;
+      const form = $('#cw-report-template').content.firstElementChild.cloneNode(true);
+      $('.cw-actions', c).after(form);
+      $('select', form).focus();
+    },
+
+    cancel(el) {
+      const form = el.closest('form');
+      const c = form.closest('.cw-c');
+      if (form.dataset.form === 'edit') $('.cw-body', c).hidden = false;
+      form.remove();
+      if (c) $('[data-action]', c)?.focus();
+    },
+  };
+
+  root.addEventListener('click', async (event) => {
+    const el = event.target.closest('[data-action]');
+    if (!el || !root.contains(el) || !actions[el.dataset.action]) return;
+    const c = el.closest('.cw-c');
+    if (el.dataset.action !== 'delete') {
+      root.querySelectorAll('[data-confirm="1"]').forEach((b) => {
+        b.dataset.confirm = ''; b.textContent = b.dataset.label; b.classList.remove('cw-danger');
+      });
+    }
+    try {
+      await actions[el.dataset.action](el, event, c);
+    } catch (err) {
+      el.removeAttribute('aria-busy');
+      say(errorText(err));
+    }
+  });
+
+  // --- forms -------------------------------------------------------------------------------
+  async function subjectId() {
+    if (D.subject) return D.subject;
+    const body = { site: D.site, key: D.key, title: (D.title || '').slice(0, 300) };
+    if (/^https?:\/\//.test(D.url || '')) body.url = D.url.slice(0, 2000);
+    const subject = await api('POST', 'subjects', body);
+    D.subject = String(subject.id);
+    return D.subject;
+  }
+
+  async function insertNew(comment, replyTo) {
+    const li = (await fragment(commentUrl(comment.id))).querySelector('ol > li');
+    if (!replyTo) {
+      $('.cw-empty')?.remove();
+      $('#cw-list .cw-items').prepend(li);
+    } else if (D.mode === 'two_level') {
+      const thread = document.getElementById(`replies-${comment.root_id}`);
+      $('.cw-reply-list', thread).append(li);
+    } else {
+      (replyTo.closest('li') || replyTo).after(li);
+    }
+    const article = $('.cw-c', li);
+    article.classList.add('cw-new');
+    return article;
+  }
+
+  const submitters = {
+    async post(form, area) {
+      const sid = await subjectId();
+      const comment = await api('POST', `subjects/${sid}/comments`, { body: area.value });
+      area.value = '';
+      await insertNew(comment, null);
+      if (comment.status === 'published') setCount(1);
+      say(comment.status === 'pending' ? S.posted_review : S.posted);
+    },
+
+    async reply(form, area) {
+      const target = document.getElementById(`c-${form.dataset.replyTo}`);
+      const sid = await subjectId();
+      const comment = await api('POST', `subjects/${sid}/comments`, { body: area.value, reply_to_id: Number(form.dataset.replyTo) });
+      form.remove();
+      const article = await insertNew(comment, target);
+      if (comment.status === 'published') setCount(1);
+      say(comment.status === 'pending' ? S.posted_review : S.posted);
+      $('[data-action]', article)?.focus();
+    },
+
+    async edit(form, area) {
+      const c = form.closest('.cw-c');
+      await api('PATCH', `comments/${c.dataset.id}`, { body: area.value });
+      const fresh = (await fragment(commentUrl(c.dataset.id))).getElementById(`c-${c.dataset.id}`);
+      c.replaceWith(fresh);
+      $('[data-action]', fresh)?.focus();
+    },
+
+    async report(form) {
+      const c = form.closest('.cw-c');
+      await api('POST', `comments/${c.dataset.id}/reports`, { reason: $('select', form).value });
+      const done = document.createElement('p');
+      done.className = 'cw-hint';
+      done.setAttribute('role', 'status');
+      done.textContent = S.reported;
+      form.replaceWith(done);
+    },
+  };
+
+  root.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const form = event.target;
+    const submit = submitters[form.dataset.form];
+    if (!submit) return;
+    const area = $('textarea', form);
+    if (area && !area.value.trim()) { showError(form, S.empty); area.focus(); return; }
+    if (!needUser()) return;
+    const button = $('button[type="submit"]', form);
+    button.disabled = true;
+    $('.cw-err', form).hidden = true;
+    try {
+      await submit(form, area);
+    } catch (err) {
+      showError(form, err);
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  root.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') {
+      const cancel = event.target.closest('form')?.querySelector('[data-action="cancel"]');
+      if (cancel) cancel.click();
+    } else if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && event.target.matches('textarea')) {
+      event.target.form.requestSubmit();
+    }
+  });
+
+  renderUser();
+  resize();
+  tell({ type: 'comments:ready' });
+})();

@@ -1,0 +1,353 @@
+"""The embeddable widget in a real browser: a customer's page on one origin (127.0.0.1) frames
+the service on another (localhost), exactly as the README's demo does.
+
+``SCREENSHOTS_DIR=docs/screenshots`` also copies the README's screenshots there
+(``widget-two_level.png``, ``widget-flat.png``, ``widget-stacked.png``, ``widget-dark.png``,
+``widget-mobile.png``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from comments import services
+from comments.management.commands.demo_host import host_app, make_host_server
+from comments.models import Comment, Mode, Subject
+from likes import queries as likes_queries
+
+from tests.factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
+
+SECRET = "browser-sso-secret"
+README_SHOTS = os.environ.get("SCREENSHOTS_DIR")
+
+
+@pytest.fixture
+def host(live_server, transactional_db):
+    """The host site's server on 127.0.0.1 (its own origin), the demo site allowing it, and
+    ``host.url(key, **params)`` for an article page embedding the widget."""
+    server = make_host_server(lambda environ, start_response: app(environ, start_response), "127.0.0.1", 0)
+    origin = f"http://127.0.0.1:{server.server_port}"
+    site = SiteFactory(key="demo", sso_secret=SECRET, allowed_origins=[origin])
+    app = host_app(service=live_server.url, site=site.key, secret=SECRET, users=["alice", "bob"])
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    class Host:
+        def url(self, key, **params):
+            query = "&".join(f"{k}={v}" for k, v in params.items())
+            return f"{origin}/a/{key}?{query}"
+
+    h = Host()
+    h.origin, h.site, h.service = origin, site, live_server.url
+    yield h
+    server.shutdown()
+    server.server_close()
+
+
+def snap(page, shot, name: str) -> Path:
+    """``shot`` with the viewport grown to the whole page first: Chromium paints a cross-origin
+    frame only inside the viewport, so a plain full-page shot would cut the widget off."""
+    size = page.viewport_size
+    height = page.evaluate("document.documentElement.scrollHeight")
+    page.set_viewport_size({"width": size["width"], "height": min(max(height, size["height"]), 6000)})
+    try:
+        return shot(page, name)
+    finally:
+        page.set_viewport_size(size)
+
+
+def readme_shot(page, name: str, shot) -> None:
+    path = snap(page, shot, name)
+    if README_SHOTS:
+        target = Path(README_SHOTS) / f"{name}.png"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+
+
+def widget(page):
+    return page.frame_locator("#comments iframe")
+
+
+def frame_height(page) -> float:
+    return page.locator("#comments iframe").bounding_box()["height"]
+
+
+def no_problems(page):
+    assert not [p for p in page.problems if "favicon" not in p], page.problems
+
+
+def signed_in_as(frame, name):
+    """Wait until the widget has signed ``name`` in and re-rendered the list for them (their
+    liked flags, their edit buttons): it says "Signed in." only then. Clicking sooner would hit
+    the list that is about to be replaced."""
+    expect(frame.locator("#cw-me-name")).to_have_text(name)
+    expect(frame.locator("#cw-status")).to_have_text("Signed in.")
+
+
+def wait_until(page, condition, seconds=5):
+    """Poll ``condition`` while Playwright waits (route and response handlers run meanwhile)."""
+    for _ in range(seconds * 10):
+        if condition():
+            return
+        page.wait_for_timeout(100)
+    assert condition()
+
+
+def two_level_subject(site, roots=3, replies=0):
+    subject = SubjectFactory(site=site, key="article:2l", title="Two-level", mode=Mode.TWO_LEVEL)
+    people = [UserFactory(display_name=n) for n in ("Ann", "Ben", "Cat")]
+    first = None
+    for n in range(roots):
+        root = CommentFactory(subject=subject, author=people[n % 3], body=f"Top-level comment {n}")
+        first = first or root
+    for n in range(replies):
+        CommentFactory(subject=subject, author=people[(n + 1) % 3], reply_to=first, body=f"Reply number {n}")
+    return subject, first
+
+
+def test_the_widget_loads_on_another_origin_and_sizes_itself(host, page, shot):
+    subject, _ = two_level_subject(host.site, roots=6)
+    page.goto(host.url(subject.key))
+    frame = widget(page)
+    expect(frame.get_by_text("Top-level comment 5")).to_be_visible()
+    expect(frame.locator("#cw-count")).to_have_text("6 comments")
+    # The frame grows to its content (no inner scrollbar), told through postMessage.
+    page.wait_for_function("document.querySelector('#comments iframe').offsetHeight > 400")
+    inner = page.frames[1].evaluate("Math.ceil(document.body.getBoundingClientRect().height)")
+    assert abs(frame_height(page) - inner) <= 2
+    # One counts call fills the page's count.
+    expect(page.locator("article [data-comment-count]")).to_have_text("6")
+    assert page.frames[1].url.startswith(host.service + "/embed/")
+    expect(frame.get_by_text("Sign in to join the discussion.")).to_be_visible()
+    snap(page, shot, "loaded")
+    no_problems(page)
+
+
+def test_sign_in_by_sso_then_post_reply_like_and_unlike(host, page, shot):
+    subject, first = two_level_subject(host.site, roots=2)
+    page.goto(host.url(subject.key, user="alice"))
+    frame = widget(page)
+    expect(frame.get_by_text("Signed in as")).to_be_visible()
+    signed_in_as(frame, "Alice")
+    expect(page.locator("#who")).to_have_text("Alice")
+    snap(page, shot, "signed-in")
+
+    frame.locator("#cw-body").fill("Hello from **Alice**")
+    frame.get_by_role("button", name="Post").click()
+    mine = frame.locator(".cw-c", has_text="Hello from Alice")
+    expect(mine.locator("strong")).to_have_text("Alice")
+    expect(frame.locator("#cw-status")).to_have_text("Your comment was posted.")
+    expect(frame.locator("#cw-count")).to_have_text("3 comments")
+    expect(page.locator("article [data-comment-count]")).to_have_text("3")
+    snap(page, shot, "posted")
+
+    target = frame.locator(f"#c-{first.id}")
+    target.get_by_role("button", name="Reply").click()
+    reply_box = frame.locator(".cw-reply-form textarea")
+    expect(reply_box).to_be_focused()
+    reply_box.fill("A reply by keyboard")
+    reply_box.press("Control+Enter")
+    expect(frame.locator(f"#replies-{first.id} .cw-c", has_text="A reply by keyboard")).to_be_visible()
+    snap(page, shot, "replied")
+
+    like = target.locator(".cw-like")
+    like.click()
+    expect(like).to_have_attribute("aria-pressed", "true")
+    expect(like.locator(".cw-like-count")).to_have_text("1")
+    snap(page, shot, "liked")
+    like.click()
+    expect(like).to_have_attribute("aria-pressed", "false")
+    expect(like.locator(".cw-like-count")).to_have_text("0")
+
+    assert Comment.objects.filter(subject=subject, reply_to_id=first.id).count() == 1
+    no_problems(page)
+
+
+def test_quick_like_then_unlike_ends_unliked_even_when_the_like_is_answered_late(host, page):
+    """A second click while the first request is still out must not race it: the browser may
+    send two requests on two connections, and the server would apply them in either order."""
+    subject, first = two_level_subject(host.site, roots=1)
+    held = []
+
+    def hold_the_first_like(route):
+        if route.request.method == "PUT" and not held:
+            held.append(route)  # answered below, after the second click
+        else:
+            route.continue_()
+
+    page.route("**/api/v1/comments/*/like", hold_the_first_like)
+    answered = []
+    page.on("response", lambda r: answered.append(r.request.method) if r.url.endswith("/like") else None)
+    page.goto(host.url(subject.key, user="alice"))
+    frame = widget(page)
+    signed_in_as(frame, "Alice")
+    like = frame.locator(f"#c-{first.id} .cw-like")
+    like.click()
+    expect(like).to_have_attribute("aria-pressed", "true")
+    wait_until(page, lambda: held)
+    like.click()
+    expect(like).to_have_attribute("aria-pressed", "false")
+    held[0].continue_()
+    wait_until(page, lambda: sorted(answered) == ["DELETE", "PUT"])
+    expect(like.locator(".cw-like-count")).to_have_text("0")
+    expect(like).to_have_attribute("aria-pressed", "false")
+
+    assert likes_queries.likers(first, limit=10, cursor=None).items == []  # what the server kept
+    no_problems(page)
+
+
+def test_a_new_subject_is_created_by_its_first_comment_and_can_be_edited_and_deleted(host, page, shot):
+    page.goto(host.url("article:brand-new", user="bob"))
+    frame = widget(page)
+    expect(frame.get_by_text("Be the first to comment")).to_be_visible()
+    signed_in_as(frame, "Bob")
+    frame.locator("#cw-body").fill("First!")
+    frame.get_by_role("button", name="Post").click()
+    mine = frame.locator(".cw-c", has_text="First!")
+    expect(mine).to_be_visible()
+    subject = Subject.objects.get(site=host.site, key="article:brand-new")
+    assert subject.title == "article:brand-new" and subject.url.startswith(host.origin)
+
+    mine.get_by_role("button", name="Edit").click()
+    editor = mine.locator("textarea")
+    expect(editor).to_have_value("First!")
+    editor.fill("First, edited")
+    mine.get_by_role("button", name="Save").click()
+    edited = frame.locator(".cw-c", has_text="First, edited")
+    expect(edited.get_by_text("(edited)")).to_be_visible()
+    snap(page, shot, "edited")
+
+    edited.get_by_role("button", name="Delete").click()
+    edited.get_by_role("button", name="Delete? Click again to confirm").click()
+    expect(frame.locator(".cw-c", has_text="First, edited")).to_have_count(0)
+    expect(frame.locator("#cw-count")).to_have_text("0 comments")
+    no_problems(page)
+
+
+def test_readers_who_are_not_signed_in_are_asked_to_sign_in(host, page, shot):
+    subject, first = two_level_subject(host.site, roots=1)
+    page.goto(host.url(subject.key))
+    frame = widget(page)
+    expect(frame.locator("#cw-form")).to_be_hidden()
+    frame.locator(f"#c-{first.id} .cw-like").click()
+    expect(frame.locator("#cw-status")).to_have_text("Sign in to take part in the discussion.")
+    # The host page hears the request and points at its own sign-in.
+    expect(page.locator("#user")).to_be_focused()
+    expect(frame.locator(f"#c-{first.id} .cw-like-count")).to_have_text("0")
+    snap(page, shot, "sign-in-prompt")
+
+
+def test_two_level_loads_more_and_expands_replies(host, page, shot):
+    subject, first = two_level_subject(host.site, roots=24, replies=5)
+    page.goto(host.url(subject.key))
+    frame = widget(page)
+    threads = frame.locator(".cw-items > .cw-thread")
+    expect(threads).to_have_count(20)
+    expect(frame.locator(f"#replies-{first.id} .cw-c")).to_have_count(3)
+    readme_shot(page, "widget-two_level", shot)
+
+    frame.get_by_role("link", name="View all 5 replies").click()
+    expect(frame.locator(f"#replies-{first.id} .cw-c")).to_have_count(5)
+    snap(page, shot, "replies-expanded")
+
+    frame.get_by_role("link", name="Load more comments").click()
+    expect(threads).to_have_count(24)
+    expect(frame.get_by_role("link", name="Load more comments")).to_have_count(0)
+    expect(frame.locator("#cw-status")).to_have_text("More comments loaded.")
+    snap(page, shot, "loaded-more")
+
+    frame.get_by_role("link", name="Newest").click()
+    expect(threads.first).to_contain_text("Top-level comment 23")
+    no_problems(page)
+
+
+def test_flat_mode_is_one_list_with_reply_to_names(host, page, shot):
+    subject = SubjectFactory(site=host.site, key="article:flat", title="Flat", mode=Mode.FLAT)
+    ann, ben = UserFactory(display_name="Ann"), UserFactory(display_name="Ben")
+    first = CommentFactory(subject=subject, author=ann, body="Is this flat?")
+    second = CommentFactory(subject=subject, author=ben, reply_to=first, body="It is.")
+    CommentFactory(subject=subject, author=ann, reply_to=second, body="Thanks, Ben.")
+    CommentFactory(subject=subject, author=ben, body="Another top-level one.")
+    page.goto(host.url(subject.key))
+    frame = widget(page)
+    expect(frame.locator(".cw-items.mode-flat > li")).to_have_count(4)
+    expect(frame.locator(".cw-c", has_text="Thanks, Ben.").locator(".cw-to")).to_have_text("reply to @Ben")
+    readme_shot(page, "widget-flat", shot)
+    no_problems(page)
+
+
+def test_stacked_mode_shows_each_comment_under_its_folded_chain(host, page, shot):
+    subject = SubjectFactory(site=host.site, key="article:stacked", title="Stacked", mode=Mode.STACKED)
+    people = [UserFactory(display_name=n) for n in ("Ann", "Ben", "Cat")]
+    parent = CommentFactory(subject=subject, author=people[0], body="Floor 1: start")
+    for n in range(2, 13):
+        parent = CommentFactory(subject=subject, author=people[n % 3], reply_to=parent, body=f"Floor {n}: climbing")
+    page.goto(host.url(subject.key))
+    frame = widget(page)
+    frame.get_by_role("link", name="Newest").click()
+    newest = frame.locator(".cw-stack").first
+    expect(newest.locator(".cw-c")).to_contain_text("Floor 12")
+    expect(newest.get_by_role("link", name="Show 6 hidden floors")).to_be_visible()
+    expect(newest.locator(".cw-floor")).to_have_count(5)
+    readme_shot(page, "widget-stacked", shot)
+    newest.get_by_role("link", name="Show 6 hidden floors").click()
+    expect(newest.locator(".cw-floor")).to_have_count(11)
+    snap(page, shot, "unfolded")
+    no_problems(page)
+
+
+def test_a_deleted_comment_with_replies_stays_as_a_placeholder(host, page, shot):
+    subject, first = two_level_subject(host.site, roots=2, replies=2)
+    services.comment_soft_delete(comment=Comment.objects.get(pk=first.id), actor=first.author)
+    page.goto(host.url(subject.key))
+    frame = widget(page)
+    placeholder = frame.locator(f"#c-{first.id}")
+    expect(placeholder).to_have_text(re.compile("This comment was deleted."))
+    expect(placeholder).not_to_contain_text("Top-level comment 0")
+    expect(frame.locator(f"#replies-{first.id} .cw-c")).to_have_count(2)
+    snap(page, shot, "placeholder")
+
+
+def test_dark_theme(host, page, shot):
+    subject, _ = two_level_subject(host.site, roots=3, replies=2)
+    page.goto(host.url(subject.key, theme="dark", user="alice"))
+    frame = widget(page)
+    signed_in_as(frame, "Alice")
+    background = page.frames[1].evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(13, 17, 23)"
+    readme_shot(page, "widget-dark", shot)
+    no_problems(page)
+
+
+def test_a_360_pixel_wide_phone(host, context, shot):
+    page = context.new_page()
+    page.problems = []
+    page.set_viewport_size({"width": 360, "height": 740})
+    subject, _ = two_level_subject(host.site, roots=4, replies=4)
+    page.goto(host.url(subject.key, user="alice"))
+    frame = widget(page)
+    signed_in_as(frame, "Alice")
+    overflow = page.frames[1].evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0
+    like = frame.locator(".cw-like").first
+    like.scroll_into_view_if_needed()
+    expect(like).to_be_visible()  # laid out, so it has a box to measure
+    box = like.bounding_box()
+    assert box is not None and box["width"] >= 24
+    readme_shot(page, "widget-mobile", shot)
+
+
+def test_chinese_with_relative_dates(host, page, shot):
+    subject, _ = two_level_subject(host.site, roots=2)
+    page.goto(host.url(subject.key, lang="zh-hans"))
+    frame = widget(page)
+    expect(frame.locator("#cw-count")).to_have_text("2 条评论")
+    expect(frame.locator("time").first).to_have_text(re.compile("现在|秒"))
+    snap(page, shot, "zh-hans")
