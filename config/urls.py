@@ -9,6 +9,8 @@ urlpatterns = [
     path("api/v1/", include("likes.urls")),
     path("api/v1/", include("moderation.urls")),
     path("healthz", healthz, name="healthz"),
+    path("embed/", include("comments.web_urls")),
+    path("console/", include("moderation.console_urls")),
 ]
 
 handler400 = "comments.middleware.handler400"
