@@ -7,7 +7,6 @@ from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from comments import queries as comment_queries
 from comments.api.serializers import PageParams, UserOut
 from comments.api.views import ApiView, error_responses, query_params
 from comments.throttling import throttles
@@ -53,6 +52,5 @@ class LikersView(ApiView):
     @extend_schema(parameters=[PageParams], responses={200: LikersPageOut, **error_responses(400, 404)}, summary="Who likes a comment, oldest like first")
     def get(self, request, comment_id: int):
         params = query_params(request, PageParams)
-        comment = comment_queries.comment_ref_for_viewer(comment_id, request.user)
-        page = queries.likers(comment, limit=params["limit"], cursor=params.get("cursor"))
+        page = queries.likers(comment_id, request.user, limit=params["limit"], cursor=params.get("cursor"))
         return Response({"items": page.items, "next_cursor": page.next_cursor})

@@ -3,6 +3,7 @@ from Redis when it holds them, else from the database."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -10,7 +11,7 @@ from django.db import connection
 
 from comments import rowsql
 from comments.exceptions import InvalidInput
-from comments.queries import decode_cursor, encode_cursor, present_user
+from comments.queries import comment_place, comment_ref_for_viewer, decode_cursor, encode_cursor, present_user
 from comments.rowsql import aware
 
 from . import live, state
@@ -18,6 +19,10 @@ from .models import Like
 
 _LIKE = connection.ops.quote_name(Like._meta.db_table)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+# ``(subject_id, site_id)`` of a comment: facts that never change, so a process keeps those it
+# met and a like or a likers page on a known comment reads nothing to find its state.
+place = functools.lru_cache(maxsize=100_000)(comment_place)
 
 
 def liked_sql(user_id: int) -> tuple[str, list]:
@@ -50,19 +55,29 @@ class LikersPage:
     next_cursor: str | None
 
 
-def likers(comment, *, limit: int, cursor: str | None) -> LikersPage:
-    """Who likes ``comment``, oldest like first: ``{"user", "liked_at"}`` items. The cursor
-    holds the last item's (like time in µs, user id)."""
-    scope = f"likers:{comment.pk}"
-    position = decode_cursor(cursor, scope)
-    after = None
-    if position is not None:
-        after = (position.get("t"), position.get("u"))
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in after):
-            raise InvalidInput("Malformed cursor.", fields={"cursor": ["Malformed cursor."]})
-    rows = _likers_live(comment, after, limit)
+def likers(comment_id: int, user, *, limit: int, cursor: str | None) -> LikersPage:
+    """Who likes a comment ``user`` may see, oldest like first: ``{"user", "liked_at"}`` items;
+    ``NotFound`` for a comment ``user`` may not see. The cursor holds the last item's (like
+    time in µs, user id).
+
+    From Redis when it holds the state: its flag says whether the comment is visible to all,
+    so for a published public comment the database is asked only for the likers' faces."""
+    subject_id, _ = place(comment_id)
+    scope = f"likers:{comment_id}"
+    try:
+        position = decode_cursor(cursor, scope)
+        after = None
+        if position is not None:
+            after = (position.get("t"), position.get("u"))
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in after):
+                raise InvalidInput("Malformed cursor.", fields={"cursor": ["Malformed cursor."]})
+    except InvalidInput:
+        comment_ref_for_viewer(comment_id, user)  # an unseen comment is not found, cursor or not
+        raise
+    rows = _likers_live(comment_id, subject_id, user, after, limit)
     if rows is None:
-        rows = _likers_stored(comment.pk, after, limit)
+        comment_ref_for_viewer(comment_id, user)
+        rows = _likers_stored(comment_id, after, limit)
     page = rows[:limit]
     faces = rowsql.user_faces(u for u, _ in page)
     items = [
@@ -81,21 +96,23 @@ def _from_micros(micros: int) -> datetime:
     return _EPOCH + timedelta(microseconds=micros)
 
 
-def _likers_live(comment, after, limit) -> list[tuple[int, int]] | None:
+def _likers_live(comment_id: int, subject_id: int, user, after, limit) -> list[tuple[int, int]] | None:
     """``(user_id, µs)`` from Redis (its times are whole milliseconds), loading the state
-    first if it is not there; None when Redis cannot answer."""
+    first if it is not there, and checking that ``user`` may see the comment unless the state
+    says everyone may; None when Redis cannot answer."""
     r = state.client()
     if r is None:
         return None
     redis_after = None if after is None else (after[0] // 1000, after[1])
     try:
         for _ in range(3):
-            rows = live.likers_page(
-                r, subject_id=comment.subject_id, comment_id=comment.pk, after=redis_after, limit=limit
-            )
-            if rows is not None:
+            answer = live.likers_page(r, subject_id=subject_id, comment_id=comment_id, after=redis_after, limit=limit)
+            if answer is not None:
+                visible_to_all, rows = answer
+                if not visible_to_all:
+                    comment_ref_for_viewer(comment_id, user)
                 return [(user_id, at_ms * 1000) for user_id, at_ms in rows]
-            state.load(r, comment_id=comment.pk, subject_id=comment.subject_id)
+            state.load(r, comment_id=comment_id, subject_id=subject_id)
     except (*live.ERRORS, state.LoadTimeout) as exc:
         live.mark_down(exc)
     return None

@@ -2,8 +2,13 @@
 
 PostgreSQL: ``unnest`` of one array per column, so a statement over 5,000 rows has a handful of
 parameters; with one placeholder per value, psycopg spent more time splitting and binding the
-statement than PostgreSQL spent running it. SQLite: a ``VALUES`` list, in chunks that stay
+statement than PostgreSQL spent running it. Each array travels as one text literal
+(``{1,2,3}``), which Python joins in C: psycopg dumps a list element by element in Python, and
+that took longer than the statement itself. SQLite: a ``VALUES`` list, in chunks that stay
 under its parameter limit.
+
+Column kinds are PostgreSQL types (of integers or booleans), and ``ms``: a time given as
+integer milliseconds since the epoch, stored as ``timestamptz``.
 """
 
 from __future__ import annotations
@@ -13,18 +18,17 @@ from datetime import datetime, timedelta, timezone
 
 from django.db import connection
 
-# (name, PostgreSQL type) of each column of a row set.
+# (name, kind) of each column of a row set.
 Columns = Sequence[tuple[str, str]]
 
 _SQLITE_MAX_PARAMS = 30_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_MICROSECOND = timedelta(microseconds=1)
 
 
-def _adapt(value):
-    if hasattr(value, "tzinfo"):
-        return connection.ops.adapt_datetimefield_value(value)
-    return value
+def _array_literal(kind: str, column: Sequence) -> str:
+    if kind == "boolean":
+        return "{" + ",".join(["t" if v else "f" for v in column]) + "}"
+    return "{" + ",".join(map(str, column)) + "}"
 
 
 def sources(columns: Columns, rows: Sequence[tuple]) -> Iterator[tuple[str, list]]:
@@ -33,28 +37,32 @@ def sources(columns: Columns, rows: Sequence[tuple]) -> Iterator[tuple[str, list
     if not rows:
         return
     if connection.vendor == "postgresql":
-        # Times travel as integer microseconds: psycopg dumps a list of datetimes an order of
-        # magnitude slower than a list of integers.
         arrays, names, selected, values = [], [], [], []
         for (name, kind), column in zip(columns, zip(*rows)):
-            if kind == "timestamptz":
-                arrays.append("%b::bigint[]")
-                selected.append(f"timestamptz 'epoch' + x0.{name} * interval '1 microsecond' AS {name}")
-                values.append([(v - _EPOCH) // _MICROSECOND for v in column])
+            if kind == "ms":
+                arrays.append("%s::bigint[]")
+                selected.append(f"timestamptz 'epoch' + x0.{name} * interval '1 millisecond' AS {name}")
             else:
-                arrays.append(f"%b::{kind}[]")
+                arrays.append(f"%s::{kind}[]")
                 selected.append(f"x0.{name}")
-                values.append(list(column))
+            values.append(_array_literal(kind, column))
             names.append(name)
         yield (
             f"(SELECT {', '.join(selected)} FROM unnest({', '.join(arrays)}) AS x0({', '.join(names)})) AS x",
             values,
         )
         return
+    times = [i for i, (_, kind) in enumerate(columns) if kind == "ms"]
+    if times:
+        rows = [tuple(_moment(v) if i in times else v for i, v in enumerate(row)) for row in rows]
     per_chunk = max(1, _SQLITE_MAX_PARAMS // len(columns))
     select = ", ".join(f"column{i + 1} AS {name}" for i, (name, _) in enumerate(columns))
     row_marks = "(" + ", ".join(["%s"] * len(columns)) + ")"
     for start in range(0, len(rows), per_chunk):
         chunk = rows[start : start + per_chunk]
-        params = [_adapt(v) for row in chunk for v in row]
+        params = [v for row in chunk for v in row]
         yield f"(SELECT {select} FROM (VALUES {', '.join([row_marks] * len(chunk))})) AS x", params
+
+
+def _moment(ms: int) -> str:
+    return connection.ops.adapt_datetimefield_value(_EPOCH + timedelta(milliseconds=ms))

@@ -9,12 +9,10 @@ one, changes nothing.
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Iterable
 
 from django.conf import settings
@@ -26,7 +24,7 @@ from comments import queries as comment_queries
 from comments.exceptions import NotFound
 from comments.models import GONE_STATUSES, Comment, Subject, User
 
-from . import keys, live, rowsets, state
+from . import keys, live, queries, rowsets, state
 from .models import Like, StaleLikeState
 
 # Direct writes get versions above any stream entry of the same millisecond.
@@ -36,12 +34,13 @@ _DIRECT_SEQUENCE = (1 << 20) - 1
 @dataclass(frozen=True, slots=True)
 class LikeAction:
     """User ``user_id`` likes (or no longer likes) comment ``comment_id`` as of ``version``;
-    ``at`` is the like's time. ``version`` None: newer than anything applied so far."""
+    ``at_ms`` is the like's time (ms since the epoch, as Redis keeps it). ``version`` None:
+    newer than anything applied so far."""
 
     comment_id: int
     user_id: int
     liked: bool
-    at: datetime
+    at_ms: int
     version: int | None = None
 
 
@@ -76,27 +75,27 @@ def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = Fals
         )
         pending = dict(newest)
         updates = []
-        for _ in range(3):  # a second round only for rows another flush inserted meanwhile
+        for _ in range(3):  # a second round only for rows deleted or inserted meanwhile
             if not pending:
                 break
-            # Rows that exist are locked and moved to the newest action when it is newer.
+            # Pairs without a row get it written in its final state at once: most actions are
+            # first likes, so this comes first and usually leaves nothing to look up. A pair
+            # that has a row (or one another flush just inserted) is skipped by the insert.
+            for comment_id, user_id in _insert_rows(
+                [(c, u, comment_subjects[c], a.liked, a.version or _clock_version(), a.at_ms) for (c, u), a in pending.items()]
+            ):
+                if pending.pop((comment_id, user_id)).liked:
+                    changes[comment_id] += 1
+            # The rest have rows: locked, and moved to the newest action when it is newer.
             for row_id, comment_id, user_id, active, version in _locked_rows(list(pending)):
                 action = pending.pop((comment_id, user_id))
                 new_version = action.version if action.version is not None else max(version + 1, _clock_version())
                 if new_version <= version:
                     continue
                 # A new like takes the action's time; a repeated one or an unlike keeps the row's.
-                updates.append((row_id, action.liked, new_version, action.at, action.liked and not active))
+                updates.append((row_id, action.liked, new_version, action.at_ms, action.liked and not active))
                 if action.liked != active:
                     changes[comment_id] += 1 if action.liked else -1
-            # The rest get their row written in its final state at once. A row another flush
-            # inserted meanwhile makes the insert skip the pair: the loop then treats it as
-            # existing.
-            for comment_id, user_id in _insert_rows(
-                [(c, u, comment_subjects[c], a.liked, a.version or _clock_version(), a.at) for (c, u), a in pending.items()]
-            ):
-                if pending.pop((comment_id, user_id)).liked:
-                    changes[comment_id] += 1
         if pending:
             raise RuntimeError(f"like rows of {len(pending)} pair(s) could be neither inserted nor found")
         _update_rows(updates)
@@ -136,10 +135,10 @@ def _existing(model, column: str, ids: set[int]) -> list[tuple[int, int]]:
     return found
 
 
-def _insert_rows(rows: list[tuple[int, int, int, bool, int, datetime]]) -> list[tuple[int, int]]:
-    """Insert like rows (comment, user, subject, active, version, time) for pairs that have
+def _insert_rows(rows: list[tuple[int, int, int, bool, int, int]]) -> list[tuple[int, int]]:
+    """Insert like rows (comment, user, subject, active, version, time in ms) for pairs that have
     none; returns the pairs inserted."""
-    columns = [("c", "bigint"), ("u", "bigint"), ("s", "bigint"), ("a", "boolean"), ("v", "bigint"), ("t", "timestamptz")]
+    columns = [("c", "bigint"), ("u", "bigint"), ("s", "bigint"), ("a", "boolean"), ("v", "bigint"), ("t", "ms")]
     inserted = []
     with connection.cursor() as cursor:
         for source, params in rowsets.sources(columns, rows):
@@ -169,10 +168,10 @@ def _locked_rows(pairs: list[tuple[int, int]]):
     return [(i, c, u, bool(a), v) for i, c, u, a, v in rows]
 
 
-def _update_rows(updates: list[tuple[int, bool, int, datetime, bool]]) -> None:
+def _update_rows(updates: list[tuple[int, bool, int, int, bool]]) -> None:
     """Set active and version of like rows, and the time of those that become a new like; one
     statement (SQLite: per chunk)."""
-    columns = [("id", "bigint"), ("a", "boolean"), ("v", "bigint"), ("t", "timestamptz"), ("n", "boolean")]
+    columns = [("id", "bigint"), ("a", "boolean"), ("v", "bigint"), ("t", "ms"), ("n", "boolean")]
     with connection.cursor() as cursor:
         for source, params in rowsets.sources(columns, updates):
             cursor.execute(
@@ -210,10 +209,6 @@ def _pause_point(where: str) -> None:
 # --- liking ----------------------------------------------------------------------------------
 
 
-# Where each comment lives: facts that never change, so a process keeps those it met.
-_place = functools.lru_cache(maxsize=100_000)(comment_queries.comment_place)
-
-
 def _likeable(comment_id: int, user: User):
     """The comment, checked visible to ``user`` and not deleted; ``NotFound`` otherwise."""
     comment = comment_queries.comment_ref_for_viewer(comment_id, user)
@@ -230,7 +225,7 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
     is loaded: the state's flag says whether everyone who can read the subject may like it,
     so the database is asked who may see the comment only for the others. Without Redis the
     database is checked and written at once."""
-    subject_id, site_id = _place(comment_id)
+    subject_id, site_id = queries.place(comment_id)
     hooks.check_participation(site_id, user.pk)
     checked = None
     r = state.client()
@@ -253,9 +248,8 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
 
 
 def _like_in_database(comment, user: User, liked: bool) -> tuple[int, bool]:
-    at = state.from_ms(live.now_ms())
     like_actions_apply(
-        [LikeAction(comment_id=comment.pk, user_id=user.pk, liked=liked, at=at)],
+        [LikeAction(comment_id=comment.pk, user_id=user.pk, liked=liked, at_ms=live.now_ms())],
         # Redis is configured but did not answer: its state of this comment falls behind.
         mark_stale=bool(settings.LIKES_REDIS_URL),
     )
@@ -304,12 +298,11 @@ class FlushReport:
     seconds: float = 0.0
 
 
-def _action(entry_id: str, fields: dict) -> LikeAction | None:
+def _action(entry_id: str, fields: list) -> LikeAction | None:
     parsed = live.parse_action(fields)
     if parsed is None:
         return None  # not an entry of ours: acknowledged and dropped
-    comment_id, user_id, liked, at = parsed
-    return LikeAction(comment_id=comment_id, user_id=user_id, liked=liked, at=state.from_ms(at), version=live.entry_version(entry_id))
+    return LikeAction(*parsed, live.entry_version(entry_id))
 
 
 def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -> FlushReport:

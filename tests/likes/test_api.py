@@ -245,3 +245,45 @@ def test_a_friends_only_comment_asks_the_database_who_may_like_it(subject, clien
     comment = CommentFactory(subject=subject, author=author, visibility="friends")
     assert client_for(author).put(like_url(comment)).json() == {"liked": True, "like_count": 1}
     assert_error(client_for(UserFactory()).put(like_url(comment)), 404, "not_found")
+
+
+def test_a_likers_page_of_a_public_comment_costs_only_the_faces_query_when_redis_holds_its_state(
+    subject, api, client_for, redis_url, django_assert_num_queries
+):
+    comment = CommentFactory(subject=subject)
+    fans = [UserFactory() for _ in range(3)]
+    for fan in fans:
+        client_for(fan).put(like_url(comment))
+    with django_assert_num_queries(1):  # the likers' names; the state's flag says "open to all"
+        items = api.get(f"{API}/comments/{comment.id}/likers").json()["items"]
+    assert [i["user"]["id"] for i in items] == [f.pk for f in fans]
+
+
+def test_a_comment_taken_into_review_after_it_was_liked_hides_its_likers_from_others(
+    subject, api, client_for, like_store, django_capture_on_commit_callbacks
+):
+    author, fan = UserFactory(), UserFactory()
+    comment = CommentFactory(subject=subject, author=author)
+    client_for(fan).put(like_url(comment))  # with Redis: the state is loaded, open to all
+    assert len(api.get(f"{API}/comments/{comment.id}/likers").json()["items"]) == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        comment_set_status(comment_id=comment.pk, to_status="pending")
+
+    assert_error(api.get(f"{API}/comments/{comment.id}/likers"), 404, "not_found")
+    assert_error(client_for(fan).get(f"{API}/comments/{comment.id}/likers"), 404, "not_found")
+    # Not found comes before the cursor is read: a bad cursor does not tell the comment exists.
+    assert_error(api.get(f"{API}/comments/{comment.id}/likers", {"cursor": "garbage"}), 404, "not_found")
+    mine = client_for(author).get(f"{API}/comments/{comment.id}/likers").json()["items"]
+    assert [i["user"]["id"] for i in mine] == [fan.pk]
+
+
+def test_likers_of_a_friends_only_comment_are_shown_to_its_author_and_friends_only(
+    subject, api, client_for, like_store
+):
+    author = UserFactory()
+    comment = CommentFactory(subject=subject, author=author, visibility="friends")
+    client_for(author).put(like_url(comment))
+    assert [i["user"]["id"] for i in client_for(author).get(f"{API}/comments/{comment.id}/likers").json()["items"]] == [author.pk]
+    assert_error(api.get(f"{API}/comments/{comment.id}/likers"), 404, "not_found")
+    assert_error(client_for(UserFactory()).get(f"{API}/comments/{comment.id}/likers"), 404, "not_found")
+    assert_error(api.get(f"{API}/comments/999999999/likers"), 404, "not_found")

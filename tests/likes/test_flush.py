@@ -3,14 +3,11 @@ database road: idempotent, order-proof, exact."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 from django.test import override_settings
-from django.utils import timezone
 
 from comments.models import Comment
-from likes import keys, live
+from likes import keys, live, state
 from likes.models import Like
 from likes.services import LikeAction, like_actions_apply, like_counts_reconcile, like_set, likes_flush
 
@@ -79,8 +76,8 @@ def test_flushing_in_small_batches_ends_the_same(subject, redis_url):
 def test_applying_the_same_actions_again_changes_nothing(subject, db):
     comment = CommentFactory(subject=subject)
     users = [UserFactory() for _ in range(3)]
-    now = timezone.now()
-    actions = [LikeAction(comment_id=comment.pk, user_id=u.pk, liked=True, at=now, version=100 + i) for i, u in enumerate(users)]
+    now = live.now_ms()
+    actions = [LikeAction(comment_id=comment.pk, user_id=u.pk, liked=True, at_ms=now, version=100 + i) for i, u in enumerate(users)]
     assert like_actions_apply(actions) == {comment.pk: 3}
     assert like_actions_apply(actions) == {}
     assert count_of(comment) == 3
@@ -89,34 +86,34 @@ def test_applying_the_same_actions_again_changes_nothing(subject, db):
 def test_an_older_action_arriving_late_is_ignored(subject, db):
     comment = CommentFactory(subject=subject)
     user = UserFactory()
-    now = timezone.now()
-    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=False, at=now, version=20)])
-    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=True, at=now, version=10)])
+    now = live.now_ms()
+    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=False, at_ms=now, version=20)])
+    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=True, at_ms=now, version=10)])
     assert count_of(comment) == 0 and active_likers(comment) == set()
-    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=True, at=now, version=30)])
+    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=True, at_ms=now, version=30)])
     assert count_of(comment) == 1
 
 
 def test_a_repeated_like_keeps_its_first_time(subject, db):
     comment = CommentFactory(subject=subject)
     user = UserFactory()
-    first = timezone.now() - timedelta(hours=1)
-    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=True, at=first, version=1)])
-    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=True, at=timezone.now(), version=2)])
-    assert Like.objects.get(comment_id=comment.pk).created_at == first
+    first = live.now_ms() - 3_600_000
+    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=True, at_ms=first, version=1)])
+    like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=True, at_ms=live.now_ms(), version=2)])
+    assert Like.objects.get(comment_id=comment.pk).created_at == state.from_ms(first)
 
 
 def test_actions_on_comments_or_users_that_are_gone_are_dropped_without_failing_the_batch(subject, db):
     kept, doomed = CommentFactory(subject=subject), CommentFactory(subject=subject)
     user, leaving = UserFactory(), UserFactory()
-    now = timezone.now()
+    now = live.now_ms()
     doomed_id, leaving_id = doomed.pk, leaving.pk
     Comment.objects.filter(pk=doomed_id).delete()
     leaving.delete()
     changes = like_actions_apply([
-        LikeAction(comment_id=kept.pk, user_id=user.pk, liked=True, at=now, version=1),
-        LikeAction(comment_id=doomed_id, user_id=user.pk, liked=True, at=now, version=1),
-        LikeAction(comment_id=kept.pk, user_id=leaving_id, liked=True, at=now, version=1),
+        LikeAction(comment_id=kept.pk, user_id=user.pk, liked=True, at_ms=now, version=1),
+        LikeAction(comment_id=doomed_id, user_id=user.pk, liked=True, at_ms=now, version=1),
+        LikeAction(comment_id=kept.pk, user_id=leaving_id, liked=True, at_ms=now, version=1),
     ])
     assert changes == {kept.pk: 1}
 
