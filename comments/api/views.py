@@ -3,6 +3,8 @@ query, and returns what it got; no rule lives here."""
 
 from __future__ import annotations
 
+import functools
+
 from django.contrib.auth import authenticate
 from django.middleware.csrf import get_token
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -37,14 +39,17 @@ def validated(serializer_class, data) -> dict:
 
 def query_params(request, serializer_class) -> dict:
     data = {}
-    for name, field in serializer_class().fields.items():
-        if name not in request.query_params:
-            continue
-        if hasattr(field, "child"):
-            data[name] = request.query_params.getlist(name)
-        else:
-            data[name] = request.query_params.get(name)
+    for name, many in _param_names(serializer_class):
+        if name in request.query_params:
+            data[name] = request.query_params.getlist(name) if many else request.query_params.get(name)
     return validated(serializer_class, data)
+
+
+@functools.cache
+def _param_names(serializer_class) -> tuple[tuple[str, bool], ...]:
+    """``(name, takes a list)`` of each query parameter, read once per class: a serializer
+    instance deep-copies its fields, which is dear on every read of a list."""
+    return tuple((name, hasattr(field, "child")) for name, field in serializer_class().fields.items())
 
 
 def client_ip(request) -> str | None:
