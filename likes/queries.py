@@ -27,9 +27,12 @@ place = functools.lru_cache(maxsize=100_000)(comment_place)
 
 def liked_sql(user_id: int) -> tuple[str, list]:
     """Over a ``comment_content`` row aliased ``cc``: does ``user_id`` like that comment? One
-    probe of the unique (comment, user) index."""
+    probe of the unique (comment, user) index. ``active`` is read from the row, not put in the
+    condition: with it there, PostgreSQL answered from the partial likers index instead, whose
+    order puts the user last, reading every liker of a popular comment (3.5 ms against 1.2 for
+    the 61 most liked comments of the bench subject)."""
     return (
-        f"EXISTS (SELECT 1 FROM {_LIKE} lk WHERE lk.comment_id = cc.comment_id AND lk.user_id = %s AND lk.active)",
+        f"COALESCE((SELECT lk.active FROM {_LIKE} lk WHERE lk.comment_id = cc.comment_id AND lk.user_id = %s), 0 = 1)",
         [user_id],
     )
 
