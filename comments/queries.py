@@ -315,17 +315,27 @@ def _contents(comment_ids: list[int], liked_expression: tuple[str, list] | None)
         return {row[0]: (row[1], row[2], bool(row[3])) for row in cursor.fetchall()}
 
 
-def present_comments(rows: Iterable[Comment], viewer: Viewer) -> dict[int, dict]:
+def present_new_comment(comment: Comment, viewer: Viewer) -> dict:
+    """The API shape of a comment ``comment_create`` has just written: its content row is at
+    hand and nobody likes it yet, so nothing is read."""
+    return present_comments([comment], viewer, just_written=True)[comment.pk]
+
+
+def present_comments(rows: Iterable[Comment], viewer: Viewer, *, just_written: bool = False) -> dict[int, dict]:
     """API-shaped dicts for ``rows``: one query for contents, and the like state from the live
     store in one round trip (or, without one, the viewer's likes in the same content query)."""
     rows = list({c.pk: c for c in rows}.values())
-    # Live like state where the store has it; the rest (no store, or comments whose state is
-    # not loaded) from the rows, with "liked" riding along the content query.
-    like_state = hooks.page_like_state([(c.pk, c.subject_id) for c in rows], viewer.user_id) or {}
     placeholders = {c.pk: _is_placeholder(viewer, c) for c in rows}
-    readable = [pk for pk, hidden in placeholders.items() if not hidden]
-    every_live = all(c.pk in like_state for c in rows)
-    contents = _contents(readable, None if every_live else hooks.liked_sql(viewer.user_id))
+    if just_written:
+        like_state = {c.pk: (0, False) for c in rows}
+        contents = {c.pk: (c.content.body, c.content.html, False) for c in rows}
+    else:
+        # Live like state where the store has it; the rest (no store, or comments whose state
+        # is not loaded) from the rows, with "liked" riding along the content query.
+        like_state = hooks.page_like_state([(c.pk, c.subject_id) for c in rows], viewer.user_id) or {}
+        readable = [pk for pk, hidden in placeholders.items() if not hidden]
+        every_live = all(c.pk in like_state for c in rows)
+        contents = _contents(readable, None if every_live else hooks.liked_sql(viewer.user_id))
     out = {}
     for c in rows:
         placeholder = placeholders[c.pk]

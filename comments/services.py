@@ -86,16 +86,18 @@ def _initial_status(site: Site, author: User, is_moderator: bool) -> str:
 # --- counters ------------------------------------------------------------------------------
 
 
-def _apply_count_delta(comment: Comment, delta: int) -> None:
-    """Add ``delta`` (+1/-1) to every counter ``comment`` takes part in.
+def _apply_count_delta(comment: Comment, delta: int, *, subject_counted: bool = False) -> None:
+    """Add ``delta`` (+1/-1) to every counter ``comment`` takes part in; the subject's are
+    left alone when ``subject_counted`` (``_take_subject`` did them).
 
     Call inside the transaction that changes the comment, after locking its subject row.
     """
     top_level = comment.depth == 0
-    Subject.objects.filter(pk=comment.subject_id).update(
-        comment_count=F("comment_count") + delta,
-        root_count=F("root_count") + (delta if top_level else 0),
-    )
+    if not subject_counted:
+        Subject.objects.filter(pk=comment.subject_id).update(
+            comment_count=F("comment_count") + delta,
+            root_count=F("root_count") + (delta if top_level else 0),
+        )
     if top_level:
         return
     ancestors = comment.ancestor_ids()
@@ -106,6 +108,20 @@ def _apply_count_delta(comment: Comment, delta: int) -> None:
         reply_count=F("reply_count")
         + Case(When(pk__in=direct_parents, then=Value(delta)), default=Value(0)),
     )
+
+
+def _take_subject(subject_id: int, *, top_level: bool, counted: bool) -> int:
+    """The first step of posting, in one statement: lock the subject row (the lock order's
+    first step), count the new comment in it when ``counted``, and take the next top-level
+    floor when ``top_level``; returns the subject's floor sequence."""
+    step, delta = int(top_level), int(counted)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {connection.ops.quote_name(Subject._meta.db_table)} SET floor_seq = floor_seq + %s, "
+            "comment_count = comment_count + %s, root_count = root_count + %s WHERE id = %s RETURNING floor_seq",
+            [step, delta, delta * step, subject_id],
+        )
+        return cursor.fetchone()[0]
 
 
 def _next_value(table: str, column: str, row_id: int) -> int:
@@ -149,7 +165,8 @@ def comment_create(
 ) -> Comment:
     """Post a comment: validate, check, render, then floor + insert + counters in one
     transaction. Raises a ``CommentsError`` subclass for anything the caller must refuse.
-    ``viewer`` is the author's role on the site when the caller already loaded it."""
+    ``viewer`` is the author's role on the site when the caller already loaded it. The
+    comment comes back with its subject and its content row attached."""
     body = check_body(body)
     if visibility not in Visibility.values:
         raise InvalidInput("Unknown visibility.", fields={"visibility": [f"Must be one of {Visibility.values}."]})
@@ -182,13 +199,12 @@ def comment_create(
     comment_id = new_id()
     now = created_at or timezone.now()
 
+    counted = is_counted(decision.status, visibility)
     with transaction.atomic():
+        floor = _take_subject(subject.id, top_level=parent is None, counted=counted)
         if parent is None:
-            # Taking the next floor locks the subject row: the lock order's first step.
-            floor = _next_value("comment_subject", "floor_seq", subject.id)
             path, depth, root_id = paths.encode_step(comment_id), 0, None
         else:
-            _lock_subject(subject.id)
             root_id = parent.root_id or parent.id
             floor = _next_value("comment_index", "reply_floor_seq", root_id)
             if parent.depth >= settings.COMMENTS_MAX_DEPTH:
@@ -221,8 +237,8 @@ def comment_create(
             author_ip=author_ip,
             user_agent=(user_agent or "")[:512],
         )
-        if is_counted(comment.status, comment.visibility):
-            _apply_count_delta(comment, +1)
+        if counted:
+            _apply_count_delta(comment, +1, subject_counted=True)
         transaction.on_commit(
             lambda: hooks.comment_posted.send(
                 sender=Comment, comment_id=comment.id, subject_id=subject.id,

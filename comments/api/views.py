@@ -213,7 +213,7 @@ class SubjectCommentsView(ApiView):
             visibility=data["visibility"], author_ip=client_ip(request),
             user_agent=request.META.get("HTTP_USER_AGENT", ""), viewer=viewer,
         )
-        return Response(queries.present_comments([comment], viewer)[comment.pk], status=status.HTTP_201_CREATED)
+        return Response(queries.present_new_comment(comment, viewer), status=status.HTTP_201_CREATED)
 
 
 class CommentDetailView(ApiView):
