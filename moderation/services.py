@@ -3,10 +3,11 @@ claims. Decisions on comments are action objects (``actions.py``) built on these
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -132,25 +133,57 @@ def task_priority(*, reasons: list[str], reporters: int, author_trusted: bool) -
 
 def review_task_open(*, comment_id: int, reasons: list[str]) -> ReviewTask | None:
     """Open a review task for the comment, or add the reasons to its open one, and set its
-    priority. None if the comment is gone."""
+    priority. None if the comment is gone.
+
+    A comment's first open task is one ``INSERT`` with its priority: the common case is a
+    comment held as it is posted, and this runs on that request's commit. Only when an open
+    task exists does it take the task's row lock and merge the reasons."""
+    place = Comment.objects.filter(pk=comment_id).values_list("author_id", "subject__site_id").first()
+    if place is None:
+        return None
+    author_id, site_id = place
+    trusted = author_id is not None and "trust" in standing_of(site_id=site_id, user_id=author_id)
+    reasons = list(dict.fromkeys(reasons))
     with transaction.atomic():
-        comment = Comment.objects.select_related("subject").filter(pk=comment_id).first()
-        if comment is None:
-            return None
-        task = ReviewTask.objects.select_for_update().filter(comment_id=comment_id, state=TaskState.OPEN).first()
-        if task is None:
-            try:
-                with transaction.atomic():
-                    task = ReviewTask.objects.create(comment_id=comment_id, site_id=comment.subject.site_id, reasons=[])
-            except IntegrityError:  # opened concurrently: join it
-                task = ReviewTask.objects.select_for_update().get(comment_id=comment_id, state=TaskState.OPEN)
-        task.reasons = list(dict.fromkeys([*task.reasons, *reasons]))
         reporters = Report.objects.filter(comment_id=comment_id).count()
-        trusted = comment.author_id is not None and "trust" in standing_of(
-            site_id=comment.subject.site_id, user_id=comment.author_id
+        for _ in range(3):  # again only if the open task was closed between the two steps
+            priority = task_priority(reasons=reasons, reporters=reporters, author_trusted=trusted)
+            task = _insert_open_task(comment_id=comment_id, site_id=site_id, reasons=reasons, priority=priority)
+            if task is not None:
+                return task
+            task = ReviewTask.objects.select_for_update().filter(comment_id=comment_id, state=TaskState.OPEN).first()
+            if task is not None:
+                task.reasons = list(dict.fromkeys([*task.reasons, *reasons]))
+                task.priority = task_priority(reasons=task.reasons, reporters=reporters, author_trusted=trusted)
+                task.save(update_fields=["reasons", "priority"])
+                return task
+    raise RuntimeError(f"comment {comment_id}: an open review task could be neither inserted nor found")
+
+
+_TASK_TABLE = connection.ops.quote_name(ReviewTask._meta.db_table)
+
+
+def _insert_open_task(*, comment_id: int, site_id: int, reasons: list[str], priority: int) -> ReviewTask | None:
+    """Insert the comment's open task unless it has one (the partial unique index decides,
+    so concurrent openers cannot both insert); None when it has one."""
+    now = timezone.now()
+    as_json = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {_TASK_TABLE} (comment_id, site_id, reasons, priority, state, decision, created_at) "
+            f"VALUES (%s, %s, {as_json}, %s, %s, '', %s) "
+            f"ON CONFLICT (comment_id) WHERE state = '{TaskState.OPEN}' DO NOTHING RETURNING id",
+            [comment_id, site_id, json.dumps(reasons), priority, TaskState.OPEN,
+             connection.ops.adapt_datetimefield_value(now)],
         )
-        task.priority = task_priority(reasons=task.reasons, reporters=reporters, author_trusted=trusted)
-        task.save(update_fields=["reasons", "priority"])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    task = ReviewTask(
+        id=row[0], comment_id=comment_id, site_id=site_id, reasons=reasons, priority=priority,
+        state=TaskState.OPEN, decision="", created_at=now,
+    )
+    task._state.adding, task._state.db = False, connection.alias
     return task
 
 

@@ -1,0 +1,58 @@
+"""Opening review tasks: one open task per comment, reasons joining it, priority kept right."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from moderation.models import ReviewTask, TaskState
+from moderation.services import report_create, review_task_open, task_priority, tasks_close
+
+from ..factories import CommentFactory, UserFactory
+
+
+def open_tasks(comment) -> list[ReviewTask]:
+    return list(ReviewTask.objects.filter(comment_id=comment.pk, state=TaskState.OPEN))
+
+
+def test_a_comments_first_task_is_written_whole_in_one_insert(subject, db):
+    comment = CommentFactory(subject=subject)
+    with CaptureQueriesContext(connection) as queries:
+        task = review_task_open(comment_id=comment.pk, reasons=["spam:links", "spam:links", "word:x"])
+    writes = [q["sql"] for q in queries.captured_queries if q["sql"].lstrip().upper().startswith(("INSERT", "UPDATE"))]
+    assert len(writes) == 1, writes
+    stored = ReviewTask.objects.get(pk=task.pk)
+    assert (stored.reasons, stored.priority, stored.state, stored.site_id) == (
+        ["spam:links", "word:x"], task_priority(reasons=["spam:links", "word:x"], reporters=0, author_trusted=False),
+        TaskState.OPEN, subject.site_id,
+    )
+    assert (task.reasons, task.priority, task.created_at) == (stored.reasons, stored.priority, stored.created_at)
+
+
+def test_new_reasons_join_the_open_task_and_raise_its_priority(subject, db):
+    comment = CommentFactory(subject=subject)
+    first = review_task_open(comment_id=comment.pk, reasons=["policy:pre"])
+    report_create(comment=comment, reporter=UserFactory(), reason="spam")  # joins with report:spam
+    again = review_task_open(comment_id=comment.pk, reasons=["word:x", "policy:pre"])
+
+    [task] = open_tasks(comment)
+    assert task.pk == first.pk == again.pk
+    assert task.reasons == ["policy:pre", "report:spam", "word:x"]
+    assert task.priority == task_priority(reasons=task.reasons, reporters=1, author_trusted=False) > first.priority
+
+
+def test_a_closed_task_leaves_room_for_a_new_one(subject, db):
+    comment = CommentFactory(subject=subject)
+    first = review_task_open(comment_id=comment.pk, reasons=["policy:pre"])
+    tasks_close(comment_id=comment.pk, actor=None, decision="approve")
+    second = review_task_open(comment_id=comment.pk, reasons=["word:y"])
+    assert second.pk != first.pk
+    assert [t.reasons for t in open_tasks(comment)] == [["word:y"]]
+
+
+def test_no_task_for_a_comment_that_is_gone(subject, db):
+    comment = CommentFactory(subject=subject)
+    comment_id = comment.pk
+    comment.delete()
+    assert review_task_open(comment_id=comment_id, reasons=["policy:pre"]) is None
+    assert not ReviewTask.objects.filter(comment_id=comment_id).exists()
