@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import AnonymousUser
 from playwright.sync_api import expect
 
 from comments import services
@@ -199,7 +200,7 @@ def test_quick_like_then_unlike_ends_unliked_even_when_the_like_is_answered_late
     expect(like.locator(".cw-like-count")).to_have_text("0")
     expect(like).to_have_attribute("aria-pressed", "false")
 
-    assert likes_queries.likers(first, limit=10, cursor=None).items == []  # what the server kept
+    assert likes_queries.likers(first.pk, AnonymousUser(), limit=10, cursor=None).items == []  # what the server kept
     no_problems(page)
 
 
