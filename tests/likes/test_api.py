@@ -287,3 +287,22 @@ def test_likers_of_a_friends_only_comment_are_shown_to_its_author_and_friends_on
     assert_error(api.get(f"{API}/comments/{comment.id}/likers"), 404, "not_found")
     assert_error(client_for(UserFactory()).get(f"{API}/comments/{comment.id}/likers"), 404, "not_found")
     assert_error(api.get(f"{API}/comments/999999999/likers"), 404, "not_found")
+
+
+def test_a_state_rebuilt_in_many_chunks_holds_every_liker_at_their_time(subject, client_for, api, redis_url, raw_redis, monkeypatch):
+    from likes import state
+
+    comment = CommentFactory(subject=subject)
+    fans = [UserFactory() for _ in range(7)]
+    for fan in fans:
+        client_for(fan).put(like_url(comment))
+    client_for(fans[3]).delete(like_url(comment))  # an unlike among them
+    likes_flush()
+    live_items = api.get(f"{API}/comments/{comment.id}/likers").json()["items"]
+    monkeypatch.setattr(state, "CHUNK", 3)  # three database chunks ...
+    monkeypatch.setattr(state, "ZADD_PAIRS", 2)  # ... of two ZADDs each
+    raw_redis.flushdb()
+    rebuilt = api.get(f"{API}/comments/{comment.id}/likers").json()["items"]
+    assert rebuilt == live_items
+    assert [i["user"]["id"] for i in rebuilt] == [f.pk for f in fans if f != fans[3]]
+    assert api.get(f"{API}/comments/{comment.id}").json()["like_count"] == 6
