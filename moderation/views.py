@@ -278,6 +278,15 @@ def task_release(request: HttpRequest, task_id: int) -> HttpResponse:
     return redirect(_safe_next(request, request.POST.get("next"), reverse("console:task", args=[task_id])))
 
 
+def _site_page(request: HttpRequest, template: str, nav: str, site_key: str, *, status: int = 200, **context) -> HttpResponse:
+    """A console page about one site: its tab, the site with the switch to the others, and the
+    address to come back to after a form."""
+    return render(request, template, {
+        "nav": nav, "site": _site(request, site_key), "sites": request.console_sites, "here": request.get_full_path(),
+        **context,
+    }, status=status)
+
+
 # --- word list -----------------------------------------------------------------------------
 
 
@@ -302,14 +311,10 @@ def words(request: HttpRequest) -> HttpResponse:
                 messages.success(request, _("“%(word)s” was added.") % {"word": data["word"].strip()})
                 return redirect(_url("console:words", site=site_key))
         status = 400
-    return render(request, "moderation/words.html", {
-        "nav": "words",
-        "site": _site(request, site_key),
-        "entries": queries.word_entries(user=request.user, site_key=site_key),
-        "form": form,
-        "sites": request.console_sites,
-        "here": request.get_full_path(),
-    }, status=status)
+    return _site_page(
+        request, "moderation/words.html", "words", site_key, status=status,
+        entries=queries.word_entries(user=request.user, site_key=site_key), form=form,
+    )
 
 
 @require_POST
@@ -349,14 +354,10 @@ def sanctions(request: HttpRequest) -> HttpResponse:
                 messages.success(request, _("The sanction on %(name)s is in force.") % {"name": target.public_name})
                 return redirect(_safe_next(request, data["next"], _url("console:sanctions", site=data["site"])))
         status = 400
-    return render(request, "moderation/sanctions.html", {
-        "nav": "sanctions",
-        "site": _site(request, site_key),
-        "sanctions": queries.sanction_list(user=request.user, site_key=site_key),
-        "form": form,
-        "sites": request.console_sites,
-        "here": request.get_full_path(),
-    }, status=status)
+    return _site_page(
+        request, "moderation/sanctions.html", "sanctions", site_key, status=status,
+        sanctions=queries.sanction_list(user=request.user, site_key=site_key), form=form,
+    )
 
 
 @require_POST
@@ -379,14 +380,12 @@ def audit_log(request: HttpRequest) -> HttpResponse:
         return _form_error(request, form)
     site_key = _site_key(request, form.cleaned_data["site"])
     page = queries.audit_log(user=request.user, site_key=site_key, limit=LOG_PAGE, cursor=form.cleaned_data["cursor"] or None)
-    return render(request, "moderation/log.html", {
-        "nav": "log",
-        "site": _site(request, site_key),
-        "sites": request.console_sites,
-        "entries": page.items,
-        "next_url": _url("console:log", site=site_key, cursor=page.next_cursor) if page.next_cursor else None,
-        "first_url": _url("console:log", site=site_key) if form.cleaned_data["cursor"] else None,
-    })
+    return _site_page(
+        request, "moderation/log.html", "log", site_key,
+        entries=page.items,
+        next_url=_url("console:log", site=site_key, cursor=page.next_cursor) if page.next_cursor else None,
+        first_url=_url("console:log", site=site_key) if form.cleaned_data["cursor"] else None,
+    )
 
 
 # --- dashboard -----------------------------------------------------------------------------

@@ -439,6 +439,16 @@ def test_dashboard_counts_open_tasks_and_computes_decisions_and_medians_per_day(
     assert only.context["open_total"] == 1
 
 
+def test_the_dashboard_switches_to_one_site_or_all_and_site_pages_to_one(site, moderator, mod):
+    other = SiteFactory()
+    other.moderators.add(moderator)
+    dashboard = mod.get("/console/dashboard/").content.decode()
+    assert '<option value="">All your sites</option>' in dashboard
+    assert f'<option value="{other.key}"' in dashboard
+    words = mod.get("/console/words/").content.decode()
+    assert f'<option value="{other.key}"' in words and "All your sites" not in words
+
+
 def test_dashboard_refuses_a_site_the_user_does_not_moderate(site, mod):
     assert mod.get("/console/dashboard/", {"site": SiteFactory().key}).status_code == 403
 
