@@ -939,6 +939,8 @@ class LikesBench:
     # 2. throughput --------------------------------------------------------------------------------
 
     def run_throughput(self):
+        from likes import state
+
         sid = self.subjects["endpoint"].pk
         targets = comment_ids(sid, likeable=True)[:200]
         actors = self.endpoint_actors[:50]
@@ -958,6 +960,10 @@ class LikesBench:
             "gunicorn": server.description, "runs": [],
         }
         workdir = Path(tempfile.mkdtemp(prefix="bench-likes-"))
+        # Steady state, as in measurement 1: every target's like state in Redis before the
+        # first request, not loaded by whichever run first touches it.
+        for comment in targets:
+            state.load(self.r, comment_id=comment, subject_id=sid)
         try:
             server.start(tokens[0])
             like_paths = [f"/api/v1/comments/{c}/like" for c in targets]
@@ -973,6 +979,7 @@ class LikesBench:
                         f"  {view:<5} round {round_no + 1}: {run['rps']:8.0f} req/s, latency p50 {run['p50']:.2f} "
                         f"p99 {run['p99']:.2f} ms, errors {run['errors']}, CPU ms/req "
                         + " ".join(f"{k} {v:.2f}" for k, v in run["cpu"].items())
+                        + (f", busiest worker {run['busiest_worker']:.0%}" if run["busiest_worker"] is not None else "")
                     )
         finally:
             server.stop()
@@ -1005,7 +1012,12 @@ class LikesBench:
             out = run_wrk(workdir, base, paths, tokens, seconds, self.args.connections)
         else:
             out = run_python_load(base, paths, tokens, seconds, self.args.connections)
-        used = cpu_used(before, proc_cpu(server.pid))
+        after = proc_cpu(server.pid)
+        used = cpu_used(before, after)
+        # How evenly the workers shared the load: the busiest one's part of the server's CPU
+        # (0.5 with two workers sharing evenly, 1.0 when one served every connection).
+        per_worker = [s - before.get(k, 0.0) for k, s in after.items() if k[0] == "gunicorn" and k[1] != server.pid]
+        busiest = max(per_worker) / sum(per_worker) if per_worker and sum(per_worker) else None
         machine_after = cpu_sample()
         done = resource.getrusage(resource.RUSAGE_CHILDREN)
         # The load generator is a child of this process that has exited: its CPU is in RUSAGE_CHILDREN.
@@ -1019,6 +1031,7 @@ class LikesBench:
         return {
             "view": view, "requests": out["requests"], "seconds": out["seconds"], "rps": out["requests"] / out["seconds"],
             "errors": out["errors"], "p50": out["p50"], "p99": out["p99"], "cpu": cpu, "busy": busy,
+            "busiest_worker": busiest,
         }
 
 
@@ -1043,13 +1056,18 @@ class Server:
     def __init__(self, port: int, workers: int, threads: int):
         self.port = port
         self.log_path = Path(tempfile.mkstemp(prefix="bench-likes-gunicorn-", suffix=".log")[1])
+        # The production settings (config/gunicorn.py: gthread, one socket per worker), with
+        # this run's pool and port.
         self.args = [
-            str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application",
-            "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--worker-class", "gthread",
+            str(Path(sys.executable).parent / "gunicorn"), "-c", str(BASE_DIR / "config" / "gunicorn.py"),
+            "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
             "--threads", str(threads), "--chdir", str(BASE_DIR), "--pythonpath", str(BASE_DIR),
-            "--log-level", "warning", "--timeout", "30", "--graceful-timeout", "5",
+            "--log-level", "warning", "--graceful-timeout", "5",
         ]
-        self.description = f"`gunicorn config.wsgi:application -w {workers} -k gthread --threads {threads}`"
+        self.description = (
+            f"`gunicorn -c config/gunicorn.py config.wsgi:application -w {workers} --threads {threads}` "
+            "(gthread, `reuse_port`)"
+        )
         self.proc: subprocess.Popen | None = None
         self.pid = 0
 
@@ -1422,8 +1440,8 @@ def render(bench: LikesBench, info: dict, verdict_list: list[Verdict], started: 
             f"queue up in Redis and were flushed afterwards ({t['flushed']:,} events). Client latencies include the "
             "loopback HTTP. CPU per request from /proc over each run (PostgreSQL: every backend on the machine).",
             "",
-            "| view | run | requests | req/s | latency p50 ms | latency p99 ms | failed | CPU ms/request: gunicorn / PostgreSQL / Redis / load generator | all CPUs busy |",
-            "|---|---:|---:|---:|---:|---:|---:|---|---:|",
+            "| view | run | requests | req/s | latency p50 ms | latency p99 ms | failed | CPU ms/request: gunicorn / PostgreSQL / Redis / load generator | all CPUs busy | busiest worker's part of the server CPU |",
+            "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|",
         ]
         for run in t["runs"]:
             c = run["cpu"]
@@ -1431,7 +1449,8 @@ def render(bench: LikesBench, info: dict, verdict_list: list[Verdict], started: 
                 f"| {'like (PUT/DELETE)' if run['view'] == 'like' else 'empty'} | {run['round']} | {run['requests']:,} | "
                 f"{run['rps']:,.0f} | {run['p50']:.2f} | {run['p99']:.2f} | {run['errors']} | "
                 f"{c['gunicorn']:.2f} / {c['postgres']:.2f} / {c['redis']:.2f} / {c['load']:.2f} | "
-                f"{'?' if run['busy'] is None else format(run['busy'], '.0%')} |"
+                f"{'?' if run['busy'] is None else format(run['busy'], '.0%')} | "
+                f"{'?' if run.get('busiest_worker') is None else format(run['busiest_worker'], '.0%')} |"
             )
         out += [
             "",
