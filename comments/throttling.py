@@ -18,6 +18,8 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
+from .redislink import round_trip
+
 
 def _redis_client():
     """The cache's Redis client when the cache is django-redis, else None."""
@@ -32,11 +34,12 @@ def _bump(key: str, window: int, duration: int) -> tuple[int, int]:
     redis = _redis_client()
     if redis is not None:
         current, previous = cache.make_key(current), cache.make_key(previous)
-        pipe = redis.pipeline(transaction=False)
-        pipe.incr(current)
-        pipe.expire(current, 2 * duration)
-        pipe.get(previous)
-        count, _, last = pipe.execute()
+        count, _, last = round_trip(
+            redis, [("INCR", current), ("EXPIRE", current, 2 * duration), ("GET", previous)]
+        )
+        for reply in (count, last):
+            if isinstance(reply, Exception):
+                raise reply
         return int(count), int(last or 0)
     cache.add(current, 0, 2 * duration)
     try:

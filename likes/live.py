@@ -28,6 +28,8 @@ import redis
 from django.conf import settings
 from django.core.signals import setting_changed
 
+from comments.redislink import round_trip
+
 from . import keys
 
 logger = logging.getLogger("likes")
@@ -126,6 +128,10 @@ class Script:
 
     def queue(self, pipe, keys_: list[str], args: list) -> None:
         pipe.evalsha(self.sha, len(keys_), *keys_, *args)
+
+    def command(self, keys_: list[str], args: list) -> tuple:
+        """The call as a command for ``redislink.round_trip``."""
+        return ("EVALSHA", self.sha, len(keys_), *keys_, *args)
 
 
 # KEYS: likers, events. ARGV: user id, 1 (like) | 0 (unlike), comment id, 1 when the caller
@@ -295,10 +301,7 @@ def like(r: redis.Redis, *, subject_id: int, comment_id: int, user_id: int, like
     appended action always belongs to a registered subject."""
     keys_ = [keys.likers(subject_id, comment_id), keys.events(subject_id)]
     args = [user_id, int(liked), comment_id, int(checked)]
-    pipe = r.pipeline(transaction=False)
-    pipe.zadd(keys.DIRTY_SUBJECTS, {str(subject_id): now_ms()})
-    LIKE.queue(pipe, keys_, args)
-    _, result = pipe.execute(raise_on_error=False)
+    _, result = round_trip(r, [("ZADD", keys.DIRTY_SUBJECTS, now_ms(), subject_id), LIKE.command(keys_, args)])
     if isinstance(result, redis.exceptions.NoScriptError):
         result = LIKE(r, keys_, args)
     elif isinstance(result, Exception):
