@@ -196,7 +196,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["comments.api.renderers.ApiJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["comments.api.parsers.SafeJSONParser"],
     "EXCEPTION_HANDLER": "comments.api.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
