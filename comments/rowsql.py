@@ -132,18 +132,21 @@ def _moment(value):
     return aware(value)
 
 
-SELECT = (
-    "SELECT c.id, c.subject_id, c.reply_to_id, c.root_id, c.path, c.depth, c.floor, c.author_id,"
-    " c.status, c.visibility, c.pinned, c.featured, c.like_count, c.reply_count,"
-    f" c.descendant_count, {_moment_sql('c.created_at')}, {_moment_sql('c.edited_at')},"
-    " a.username, a.display_name, a.avatar_url,"
-    " t.status, t.visibility, t.descendant_count, t.author_id,"
-    " ta.username, ta.display_name, ta.avatar_url"
-    f" FROM {_COMMENT} c"
-    f" LEFT JOIN {_USER} a ON a.id = c.author_id"
-    f" LEFT JOIN {_COMMENT} t ON t.id = c.reply_to_id"
-    f" LEFT JOIN {_USER} ta ON ta.id = t.author_id"
-)
+def _select(rows: str) -> str:
+    """The list row of each comment of ``rows`` (a table or subquery aliased ``c``), with its
+    author and the comment it replies to."""
+    return (
+        "SELECT c.id, c.subject_id, c.reply_to_id, c.root_id, c.path, c.depth, c.floor, c.author_id,"
+        " c.status, c.visibility, c.pinned, c.featured, c.like_count, c.reply_count,"
+        f" c.descendant_count, {_moment_sql('c.created_at')}, {_moment_sql('c.edited_at')},"
+        " a.username, a.display_name, a.avatar_url,"
+        " t.status, t.visibility, t.descendant_count, t.author_id,"
+        " ta.username, ta.display_name, ta.avatar_url"
+        f" FROM {rows}"
+        f" LEFT JOIN {_USER} a ON a.id = c.author_id"
+        f" LEFT JOIN {_COMMENT} t ON t.id = c.reply_to_id"
+        f" LEFT JOIN {_USER} ta ON ta.id = t.author_id"
+    )
 
 
 def user_faces(ids) -> dict[int, UserFace]:
@@ -177,12 +180,19 @@ def _row(r: tuple) -> CommentRow:
 
 
 def fetch(where: str, params: list, *, order: str = "", limit: int | None = None) -> list[CommentRow]:
-    """Rows of ``comment_index c`` matching ``where`` (SQL over ``c``), in ``order``."""
-    sql = f"{SELECT} WHERE {where}"
-    if order:
-        sql += f" ORDER BY {order}"
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
+    """Rows of ``comment_index c`` matching ``where`` (SQL over ``c``), in ``order``.
+
+    With a ``limit``, the rows are chosen in a subquery and joined to their authors after it:
+    a prepared statement's generic plan cannot tell a subject of 100 roots from one of 10,000
+    (``subject_id = $1``), and, taking the one being read for small, joined and sorted every
+    root of the big one before limiting (17 ms instead of 0.7). A subquery with a LIMIT is
+    planned apart, so the page is an ordered index scan that stops at ``limit`` whatever the
+    estimate."""
+    if limit is None:
+        sql = f"{_select(f'{_COMMENT} c')} WHERE {where}" + (f" ORDER BY {order}" if order else "")
+    else:
+        page = f"SELECT * FROM {_COMMENT} c WHERE {where}" + (f" ORDER BY {order}" if order else "")
+        sql = f"{_select(f'({page} LIMIT {int(limit)}) c')}" + (f" ORDER BY {order}" if order else "")
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [_row(r) for r in cursor.fetchall()]
