@@ -4,6 +4,7 @@ query, and returns what it got; no rule lives here."""
 from __future__ import annotations
 
 import functools
+import threading
 
 from django.contrib.auth import authenticate
 from django.middleware.csrf import get_token
@@ -32,9 +33,25 @@ def error_responses(*codes):
 
 
 def validated(serializer_class, data) -> dict:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
+    """``data`` validated by ``serializer_class``; ``ValidationError`` (the contract's 400) with
+    the field errors otherwise, as ``is_valid(raise_exception=True)`` raises them.
+
+    A serializer instance deep-copies its declared fields, which cost a list request about a
+    tenth of its CPU; validating keeps no state on the serializer, so each thread validates
+    with one instance per class. A body of JSON ``null`` takes DRF's own road, which words
+    that error ("No data provided")."""
+    if data is None:
+        serializer = serializer_class(data=data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+    by_class = _validators.__dict__.setdefault("by_class", {})
+    serializer = by_class.get(serializer_class)
+    if serializer is None:
+        serializer = by_class[serializer_class] = serializer_class()
+    return serializer.run_validation(data)
+
+
+_validators = threading.local()
 
 
 def query_params(request, serializer_class) -> dict:
