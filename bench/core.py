@@ -180,6 +180,7 @@ class ViewerResult:
     rows: str = ""
     sql_ms: float | None = None  # median over a few requests of the time spent in cursor.execute()
     cpu: Timing | None = None  # this process's CPU time per request
+    shown: int = 0  # comment objects on the page: items, their replies and their chains
 
 
 @dataclass
@@ -268,6 +269,11 @@ def capture(call, expect: int, repeat: int = 1):
             raise RuntimeError(f"unexpected status {response.status_code}: {response.content[:300]!r}")
         sql_times.append(spent[0] * 1000)
     return response, [q["sql"] for q in ctx.captured_queries], statistics.median(sql_times)
+
+
+def comments_shown(payload: dict) -> int:
+    items = payload.get("items", [])
+    return len(items) + sum(len(i.get("replies", [])) + len(i.get("chain", [])) for i in items)
 
 
 def describe_rows(payload: dict) -> str:
@@ -471,7 +477,8 @@ class Bench:
                 call()  # connection and caches warm before counting
                 response, sql, sql_ms = capture(call, 200, repeat=11)
                 scenario.results[viewer] = ViewerResult(
-                    queries=len(sql), sql=sql, timing=None, rows=describe_rows(response.json()), sql_ms=sql_ms
+                    queries=len(sql), sql=sql, timing=None, rows=describe_rows(response.json()), sql_ms=sql_ms,
+                    shown=comments_shown(response.json()),
                 )
                 scenario.chain_queries[viewer] = sum(1 for q in sql if CHAIN_ROWS_RE.search(q))
                 calls.append(call)
@@ -772,6 +779,7 @@ class Verdict:
     target: str
     measured: str
     ok: bool
+    counted: bool = True  # False: measured and shown against the target, but not one of the issue's
 
 
 def verdicts(bench: Bench) -> list[Verdict]:
@@ -792,6 +800,17 @@ def verdicts(bench: Bench) -> list[Verdict]:
             continue
         ratios = {v: deep.results[v].timing.p50 / first.results[v].timing.p50 for v in ("anon", "auth")}
         ok = all(r <= DEEP_PAGE_TOLERANCE for r in ratios.values())
+        # The issue sets the deep-page target for list 1 (two-level); the other lists' deep
+        # pages are measured and shown the same way. A stacked page's size is its items plus
+        # their chains, which lengthen as a discussion ages (page 1 of sort=old is the smallest
+        # page of the whole list), so its deep page is also given per comment shown.
+        counted = key.startswith("two_level")
+        per_comment = ""
+        if key.startswith("stacked"):
+            n1, n2 = first.results["anon"].shown, deep.results["anon"].shown
+            per_comment = "; per comment shown: " + ", ".join(
+                f"{v} x{(deep.results[v].timing.p50 / n2) / (first.results[v].timing.p50 / n1):.2f}" for v in ("anon", "auth")
+            )
         statement = ""
         e1, e2 = list_statement(bench, first), list_statement(bench, deep)
         if e1 and e2:
@@ -800,12 +819,13 @@ def verdicts(bench: Bench) -> list[Verdict]:
                 f"{e2['hit']} vs {e1['hit']} buffers"
             )
         out.append(Verdict(
-            f"deep page within 20% of page 1: {deep.title} vs page 1 (p50)",
+            f"deep page within 20% of page 1: {deep.title} vs page 1 (p50)" + ("" if counted else " (shown; the target is list 1's)"),
             ", ".join(
                 f"{v} {deep.results[v].timing.p50:.2f} vs {first.results[v].timing.p50:.2f} ms (x{r:.2f})"
                 for v, r in ratios.items()
-            ) + f"; page contents: {deep.results['anon'].rows} vs {first.results['anon'].rows}" + statement,
+            ) + f"; page contents: {deep.results['anon'].rows} vs {first.results['anon'].rows}" + per_comment + statement,
             ok,
+            counted,
         ))
     chain = by_key.get("chain")
     if chain:
@@ -1079,11 +1099,19 @@ def render_report(bench: Bench, info: dict, verdict_list: list[Verdict], started
     ]
     out += results_table(bench)
     out += ["", "## Targets", "", "| target | measured | result |", "|---|---|---|"]
-    out += [f"| {v.target} | {v.measured} | {'PASS' if v.ok else '**FAIL**'} |" for v in verdict_list]
+    out += [
+        f"| {v.target} | {v.measured} | "
+        f"{('PASS' if v.ok else '**FAIL**') if v.counted else ('(within)' if v.ok else '(over)')} |"
+        for v in verdict_list
+    ]
     out += [
         "",
         "\"Within 20%\" is read as: the deep page's p50 is at most 1.2 x page 1's p50 (a deep page that is faster "
-        "passes).",
+        "passes). The issue sets that target for list 1 (page 1 and page 500 of the two-level list); the flat and "
+        "stacked lists' deep pages are measured and compared the same way and shown in brackets. A stacked page "
+        "shows its items and their chains, and chains lengthen as a discussion ages: page 1 of sort=old, the "
+        "discussion's opening, is the smallest page of the whole list, so its page 500 is also compared per comment "
+        "shown.",
         "",
     ]
     if bench.explains:
@@ -1163,7 +1191,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(results_table(bench)))
     print()
     for v in verdict_list:
-        print(f"{'PASS' if v.ok else 'FAIL'}  {v.target}: {v.measured}")
+        print(f"{('PASS' if v.ok else 'FAIL') if v.counted else 'INFO'}  {v.target}: {v.measured}")
     if args.output != "-":
         path = Path(args.output)
         if not path.is_absolute():
@@ -1172,7 +1200,7 @@ def main(argv: list[str] | None = None) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(report)
         print(f"\nbench: wrote {path}")
-    return 0 if all(v.ok for v in verdict_list) else 1
+    return 0 if all(v.ok for v in verdict_list if v.counted) else 1
 
 
 if __name__ == "__main__":
