@@ -971,7 +971,9 @@ class LikesBench:
             for view in ("empty", "like"):
                 self.load(generator, workdir, base, view, plans[view], tokens, self.args.warmup_seconds, server)
             for round_no in range(self.args.rounds):
-                for view in ("empty", "like"):
+                # ABBA: each view runs first in every other round, so a drift of the machine's
+                # speed over a round does not always fall on the same view.
+                for view in ("empty", "like") if round_no % 2 == 0 else ("like", "empty"):
                     run = self.load(generator, workdir, base, view, plans[view], tokens, self.args.duration, server)
                     run["round"] = round_no + 1
                     t["runs"].append(run)
@@ -1436,7 +1438,7 @@ def render(bench: LikesBench, info: dict, verdict_list: list[Verdict], started: 
             + f" rotating {t['tokens']} bearer tokens over {t['comments']} comments: each (user, comment) pair is "
             "liked on one pass and unliked on the next; the empty view gets the same requests at its own path. "
             f"{a.warmup_seconds:g} s of each first (untimed: connections, comment states), then {a.rounds} timed runs "
-            f"of {a.duration:g} s per view, alternating. No flush runs meanwhile (no Celery worker): the like events "
+            f"of {a.duration:g} s per view, alternating, each view first in every other round. No flush runs meanwhile (no Celery worker): the like events "
             f"queue up in Redis and were flushed afterwards ({t['flushed']:,} events). Client latencies include the "
             "loopback HTTP. CPU per request from /proc over each run (PostgreSQL: every backend on the machine).",
             "",

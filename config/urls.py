@@ -4,7 +4,7 @@ from django.urls import include, path
 from comments.health import healthz
 
 # Django tries patterns in order, so the busiest come first: a like or unlike is matched at the
-# second pattern tried instead of after every route of the comments API (about 25 µs a request).
+# first pattern of its include, not after the comments API's seventeen routes have failed.
 urlpatterns = [
     path("api/v1/", include("likes.urls")),
     path("api/v1/", include("comments.api.urls")),
