@@ -766,7 +766,7 @@ class LikesBench:
             for c, u in pairs[start : start + chunk]:
                 live.LIKE.queue(pipe, [keys.likers(sid, c), events], [u, int(liked), c, 1])
             results = pipe.execute()
-            if any(count < 0 for count, _ in results[1:]):
+            if any(reply[0] < 0 for reply in results[1:]):
                 raise RuntimeError("the like script found a comment state not loaded")
         return time.perf_counter() - started
 

@@ -97,6 +97,7 @@ def _reset(**kwargs) -> None:
     global _client, _client_url, _down_until, _recovering
     if kwargs.get("setting") in {"LIKES_REDIS_URL", "LIKES_REDIS_TIMEOUT", None}:
         _client, _client_url, _down_until, _recovering = None, None, 0.0, False
+        _registered.clear()
 
 
 setting_changed.connect(_reset)
@@ -136,7 +137,8 @@ class Script:
 
 # KEYS: likers, events. ARGV: user id, 1 (like) | 0 (unlike), comment id, 1 when the caller
 # checked that the user may see the comment (else only an OPEN comment is liked).
-# -> {count, liked}; {-1, 0} when the state is not loaded; {-2, 0} when it needs the check.
+# -> {count, liked, events in the stream now}; {-1, 0} when the state is not loaded; {-2, 0}
+# when it needs the check.
 # The action is appended even when it changes nothing here: the state may be behind the
 # database (written directly during an outage), and the flush applies the newest action.
 LIKE = Script(
@@ -154,7 +156,7 @@ else
 end
 redis.call('XADD', KEYS[2], '*', 'a', ARGV[3] .. ':' .. ARGV[1] .. ':' .. ARGV[2] .. ':' .. string.format('%d', at))
 redis.call('PERSIST', KEYS[1])
-return {redis.call('ZCARD', KEYS[1]) - 1, tonumber(ARGV[2])}
+return {redis.call('ZCARD', KEYS[1]) - 1, tonumber(ARGV[2]), redis.call('XLEN', KEYS[2])}
 """
 )
 
@@ -294,23 +296,51 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+# Registering subjects for the flush. The flush forgets a drained subject only once its
+# registration is ``DIRTY_QUIET_MS`` old (services.likes_flush), so a registration covers the
+# actions appended for a while after it: each process registers a subject again only when its
+# own last registration is ``REGISTER_EVERY`` seconds old, not with every action.
+DIRTY_QUIET_MS = 60_000
+REGISTER_EVERY = 10.0  # seconds; far below the quiet minute, whatever the clocks' skew
+_registered: dict[int, float] = {}  # subject id -> time.monotonic() of this process's registration
+_REGISTERED_MAX = 10_000
+
+
+def _remember_registered(subject_id: int, at: float) -> None:
+    if len(_registered) >= _REGISTERED_MAX:
+        _registered.clear()
+    _registered[subject_id] = at
+
+
 def like(r: redis.Redis, *, subject_id: int, comment_id: int, user_id: int, liked: bool, checked: bool):
     """Apply one action; ``(count, liked)``, None when the comment's state is not loaded, or
-    ``NEEDS_CHECK`` when the comment is not OPEN and ``checked`` is false. The subject is
-    registered for the flush before the action is appended, in the same round trip, so an
-    appended action always belongs to a registered subject."""
+    ``NEEDS_CHECK`` when the comment is not OPEN and ``checked`` is false.
+
+    An appended action always belongs to a registered subject: the subject is registered
+    before the action is appended, in the same round trip, unless this process registered it
+    less than ``REGISTER_EVERY`` seconds ago. An action that finds its stream otherwise empty
+    registers the subject again at once: Redis may have lost the registration with the
+    stream (a restart, ``FLUSHALL``) since this process made it."""
     keys_ = [keys.likers(subject_id, comment_id), keys.events(subject_id)]
     args = [user_id, int(liked), comment_id, int(checked)]
-    _, result = round_trip(r, [("ZADD", keys.DIRTY_SUBJECTS, now_ms(), subject_id), LIKE.command(keys_, args)])
+    started = time.monotonic()
+    register = started - _registered.get(subject_id, -REGISTER_EVERY) >= REGISTER_EVERY
+    registration = ("ZADD", keys.DIRTY_SUBJECTS, now_ms(), subject_id)
+    result = round_trip(r, [registration, LIKE.command(keys_, args)] if register else [LIKE.command(keys_, args)])[-1]
     if isinstance(result, redis.exceptions.NoScriptError):
         result = LIKE(r, keys_, args)
     elif isinstance(result, Exception):
         raise result
-    count, now_liked = result
+    count, now_liked = result[0], result[1]
     if count == -1:
         return None
     if count == -2:
         return NEEDS_CHECK
+    if not register and result[2] == 1:
+        round_trip(r, [registration])
+        register = True
+    if register:
+        _remember_registered(subject_id, started)
     return count, bool(now_liked)
 
 

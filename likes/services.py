@@ -338,9 +338,10 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
             report.events += len(entries)
             report.changed_comments += len(changes)
             report.batches += 1
-        # Forget a drained subject after a quiet minute (an action registers its subject a
-        # moment before appending to the stream; the minute covers that moment many times).
-        if live.now_ms() - score > 60_000 and live.stream_length(r, stream) == 0:
+        # Forget a drained subject after a quiet minute: a registration covers the actions a
+        # process appends for ``live.REGISTER_EVERY`` seconds after it, and the minute covers
+        # that many times over.
+        if live.now_ms() - score > live.DIRTY_QUIET_MS and live.stream_length(r, stream) == 0:
             live.forget_dirty(r, subject_id, score)
             live.drop_idle_consumers(r, stream)
     report.seconds = time.monotonic() - started

@@ -184,3 +184,57 @@ def test_a_quiet_drained_subject_is_forgotten_with_its_idle_consumers(subject, r
     assert raw_redis.zscore(keys.DIRTY_SUBJECTS, str(subject.id)) is None
     assert raw_redis.xinfo_consumers(stream, keys.FLUSH_GROUP) == []
     assert count_of(comment) == 1
+
+
+def _registered_at(raw_redis, subject) -> float | None:
+    return raw_redis.zscore(keys.DIRTY_SUBJECTS, str(subject.id))
+
+
+def test_a_process_registers_a_subject_once_per_window_and_every_action_is_flushed(subject, redis_url, raw_redis, monkeypatch):
+    comments = [CommentFactory(subject=subject) for _ in range(3)]
+    fans = [UserFactory() for _ in range(4)]
+    clock = [1000.0]
+    monkeypatch.setattr(live.time, "monotonic", lambda: clock[0])
+
+    like_set(comment_id=comments[0].pk, user=fans[0], liked=True)
+    first = _registered_at(raw_redis, subject)
+    raw_redis.zadd(keys.DIRTY_SUBJECTS, {str(subject.id): 5})  # so a new registration would show
+    clock[0] += live.REGISTER_EVERY - 1
+    for comment, fan in zip(comments, fans[1:]):
+        like_set(comment_id=comment.pk, user=fan, liked=True)
+    assert first is not None and _registered_at(raw_redis, subject) == 5  # within the window: not again
+
+    clock[0] += 1
+    like_set(comment_id=comments[1].pk, user=fans[0], liked=True)
+    assert _registered_at(raw_redis, subject) > 5  # the window is over: registered again
+
+    likes_flush()
+    assert [count_of(c) for c in comments] == [2, 2, 1]
+
+
+def test_an_action_after_redis_lost_everything_registers_its_subject_again(subject, redis_url, raw_redis):
+    comment = CommentFactory(subject=subject)
+    like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
+    likes_flush()
+    raw_redis.flushdb()  # the registration and the stream are gone; this process still remembers
+
+    fan = UserFactory()
+    like_set(comment_id=comment.pk, user=fan, liked=True)  # loads the state from the rows, appends
+
+    assert _registered_at(raw_redis, subject) is not None
+    likes_flush()
+    assert count_of(comment) == 2 and fan.pk in active_likers(comment)
+
+
+def test_a_drained_subject_is_not_forgotten_while_a_registration_may_still_cover_actions(subject, redis_url, raw_redis):
+    comment = CommentFactory(subject=subject)
+    like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
+    raw_redis.zadd(keys.DIRTY_SUBJECTS, {str(subject.id): live.now_ms() - live.DIRTY_QUIET_MS + 5_000})
+    likes_flush()
+    assert _registered_at(raw_redis, subject) is not None  # drained, but registered under a minute ago
+    # An action appended now without registering (this process registered a moment ago) is
+    # still found by the next flush.
+    fan = UserFactory()
+    like_set(comment_id=comment.pk, user=fan, liked=True)
+    likes_flush()
+    assert count_of(comment) == 2
