@@ -301,7 +301,9 @@ def now_ms() -> int:
 # actions appended for a while after it: each process registers a subject again only when its
 # own last registration is ``REGISTER_EVERY`` seconds old, not with every action.
 DIRTY_QUIET_MS = 60_000
-REGISTER_EVERY = 10.0  # seconds; far below the quiet minute, whatever the clocks' skew
+# Seconds; far below the quiet minute. A registration's time is the app server's clock and the
+# flush reads it with its own: the margin holds while the clocks agree within 50 s.
+REGISTER_EVERY = 10.0
 _registered: dict[int, float] = {}  # subject id -> time.monotonic() of this process's registration
 _REGISTERED_MAX = 10_000
 
