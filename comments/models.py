@@ -235,6 +235,12 @@ class Comment(models.Model):
             models.Index(F("author"), F("id").desc(), name="comment_user_history"),
             # direct replies of a comment (counter repair, "reply to" links)
             models.Index(fields=["reply_to"], name="comment_direct_replies"),
+            # authors of comments that not everyone sees: their readers skip the shared page cache
+            models.Index(
+                fields=["subject", "author"],
+                condition=Q(status__in=["pending", "shadow"]) | Q(visibility="friends"),
+                name="comment_private_authors",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core import signing
 from django.db import connection
 
-from . import hooks, paths, rowsql
+from . import encoding, hooks, pagecache, paths, rowsql
 from .exceptions import InvalidInput, NotFound
 from .models import (
     GONE_STATUSES,
@@ -40,6 +40,9 @@ class Viewer:
     user: User | None
     is_moderator: bool = False
     _friends: set[int] | None = field(default=None, repr=False)
+    # Whether the viewer sees comments of the subject being read that the public does not
+    # (read with the subject by ``subject_for_viewer``; True when not known).
+    sees_private: bool = True
 
     @property
     def user_id(self) -> int | None:
@@ -124,22 +127,27 @@ def _viewer_sql(user, site_ref: str) -> tuple[str, list]:
 
 
 def subject_for_viewer(subject_id: int, user) -> tuple[Subject, Viewer]:
-    """The subject with its site, and the viewer's role and friends there, in one query of
-    fixed text (read on every list request)."""
+    """The subject with its site, and the viewer's role and friends there and whether they see
+    comments the public does not, in one query of fixed text (read on every list request)."""
     viewer_sql, params = _viewer_sql(user, "s.site_id")
+    user = _authenticated(user)
+    private, private_params = rowsql.sees_private_sql(user.pk, "s.id") if user is not None else ("0 = 1", [])
     sql = (
-        f"SELECT {_SUBJECT_COLUMNS.sql}, {_SITE_COLUMNS.sql}, {viewer_sql} "
+        f"SELECT {_SUBJECT_COLUMNS.sql}, {_SITE_COLUMNS.sql}, {viewer_sql}, {private} "
         f"FROM {connection.ops.quote_name(Subject._meta.db_table)} s "
         f"JOIN {connection.ops.quote_name(Site._meta.db_table)} t ON t.id = s.site_id WHERE s.id = %s"
     )
-    row = rowsql.fetch_one(sql, [*params, subject_id])
+    row = rowsql.fetch_one(sql, [*params, *private_params, subject_id])
     if row is None:
         raise NotFound("Unknown subject.")
     subject = _SUBJECT_COLUMNS.instance(row)
     _SUBJECT_SITE.set_cached_value(subject, _SITE_COLUMNS.instance(row, _SUBJECT_COLUMNS.width))
-    is_moderator, friends = row[_SUBJECT_COLUMNS.width + _SITE_COLUMNS.width:]
-    user = _authenticated(user)
-    return subject, Viewer(user=user, is_moderator=bool(is_moderator), _friends=rowsql.parse_id_text(friends) if user else set())
+    is_moderator, friends, sees_private = row[_SUBJECT_COLUMNS.width + _SITE_COLUMNS.width:]
+    viewer = Viewer(
+        user=user, is_moderator=bool(is_moderator), _friends=rowsql.parse_id_text(friends) if user else set(),
+        sees_private=bool(sees_private),
+    )
+    return subject, viewer
 
 
 def subject_lookup(site_key: str, key: str) -> Subject:
@@ -719,3 +727,90 @@ def list_comments(subject: Subject, viewer: Viewer, *, mode: str | None, sort: s
     if sort == "hot":
         raise InvalidInput("sort=hot is only available in two_level mode.", fields={"sort": ["hot is not allowed in this mode."]})
     return list_flat(subject, viewer, sort=sort, limit=limit, cursor=cursor, mode=mode)
+
+
+# --- pages through the shared cache (pagecache) ---------------------------------------------
+
+
+def list_comments_json(
+    subject_id: int, user, *, mode: str | None, sort: str | None, limit: int, cursor: str | None, replies: int
+) -> bytes:
+    """``list_comments`` of the subject for ``user`` as the API's JSON bytes, through the shared
+    page cache: an anonymous reader gets the shared page as it is; a signed-in reader who sees
+    what the public sees gets it with their ``liked`` flags and live like counts laid over it;
+    moderators, and readers who see pending, shadow or friends-only comments of the subject
+    (their authors and the authors' mutual followers), get a page of their own from the
+    database."""
+    user = _authenticated(user)
+    options = {"mode": mode, "sort": sort, "limit": limit, "cursor": cursor, "replies": replies}
+
+    def page_for(subject: Subject, viewer: Viewer) -> bytes:
+        page = list_comments(subject, viewer, **options)
+        return encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
+
+    if not pagecache.enabled():
+        return page_for(*subject_for_viewer(subject_id, user))
+    variant = f"api:{mode or ''}:{sort or ''}:{limit}:{replies}:{cursor or ''}"
+    if user is None:
+        entry, _ = pagecache.shared_entry(
+            subject_id, variant, lambda: page_for(*subject_for_viewer(subject_id, None)), stale_ok=True
+        )
+        return entry
+    subject, viewer = subject_for_viewer(subject_id, user)
+    if viewer.is_moderator or viewer.sees_private:
+        return page_for(subject, viewer)
+    own = []
+
+    def public_from_own() -> bytes:
+        # This viewer's page is the public one but for their "liked" flags (counts are the
+        # same for everyone), so one read of the database makes both.
+        page = list_comments(subject, viewer, **options)
+        own.append(encoding.dumps({"items": page.items, "next_cursor": page.next_cursor}))
+        for c in _each_comment(page.items):
+            c["liked"] = False
+        return encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
+
+    entry, cached = pagecache.shared_entry(subject_id, variant, public_from_own, stale_ok=False, fresh=True)
+    if not cached:
+        return own[0]
+    return _with_viewer_likes(entry, subject_id, viewer)
+
+
+def _each_comment(items: list[dict]):
+    for item in items:
+        yield item
+        yield from item.get("replies", ())
+        yield from item.get("chain", ())
+
+
+def _with_viewer_likes(entry: bytes, subject_id: int, viewer: Viewer) -> bytes:
+    """The shared page with the viewer's ``liked`` flags and the live like counts: from the live
+    store in one round trip, and, for comments whose state it does not hold, ``liked`` from the
+    database in one query."""
+    page = encoding.loads(entry)
+    shown = list(_each_comment(page["items"]))
+    if not shown:
+        return entry
+    live = hooks.page_like_state([(c["id"], subject_id) for c in shown], viewer.user_id) or {}
+    readable = {c["id"] for c in shown if c["id"] not in live and c["status"] not in GONE_STATUSES}
+    liked = _liked_ids(readable, viewer.user_id)
+    for c in shown:
+        state = live.get(c["id"])
+        if state is not None:
+            c["like_count"], c["liked"] = state
+        else:
+            c["liked"] = c["id"] in liked
+    return encoding.dumps(page)
+
+
+def _liked_ids(comment_ids: set[int], user_id: int) -> set[int]:
+    """Which of ``comment_ids`` the user likes, by the likes app's ``liked`` expression."""
+    expression = hooks.liked_sql(user_id)
+    if not comment_ids or expression is None:
+        return set()
+    liked, params = expression
+    among, among_params = rowsql.any_of("cc.comment_id", comment_ids)
+    table = connection.ops.quote_name(CommentContent._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT cc.comment_id FROM {table} cc WHERE {among} AND {liked}", [*among_params, *params])
+        return {row[0] for row in cursor.fetchall()}

@@ -258,6 +258,27 @@ _GONE = _quoted(*GONE_STATUSES)
 _OWN_LIVE = _quoted(Status.PUBLISHED, Status.PENDING, Status.SHADOW)
 
 
+
+def private_sql(x: str = "c") -> str:
+    """Rows (of alias ``x``) that some readers see and the public does not: the condition of
+    the ``comment_private_authors`` index, written so that PostgreSQL's planner matches it."""
+    return f"({x}.status IN ({_quoted(Status.PENDING, Status.SHADOW)}) OR {x}.visibility = '{Visibility.FRIENDS}')"
+
+
+def sees_private_sql(user_id: int, subject_ref: str) -> tuple[str, list]:
+    """Does ``user_id`` see comments of the subject at ``subject_ref`` that the public does not:
+    are they, or any of their mutual followers, the author of a pending, shadow or friends-only
+    comment there? Index probes per author (``comment_private_authors``)."""
+    friends, params = friends_sql(user_id)
+    private = private_sql("p")
+    return (
+        f"(EXISTS (SELECT 1 FROM {_COMMENT} p WHERE p.subject_id = {subject_ref} AND p.author_id = %s AND {private})"
+        f" OR EXISTS (SELECT 1 FROM ({friends}) m JOIN {_COMMENT} p ON p.subject_id = {subject_ref}"
+        f" AND p.author_id = m.followee_id WHERE {private}))",
+        [user_id, *params],
+    )
+
+
 def friends_sql(user_id: int) -> tuple[str, list]:
     """Ids of the users who follow ``user_id`` and whom ``user_id`` follows back."""
     return (

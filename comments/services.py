@@ -17,7 +17,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
-from . import hooks, paths
+from . import hooks, pagecache, paths
 from .exceptions import InvalidInput, NotFound, PermissionDenied, SubjectClosed
 from .ids import new_id
 from .models import (
@@ -148,6 +148,15 @@ def _lock_comment(comment_id: int) -> Comment:
     return Comment.objects.select_for_update().get(pk=comment_id)
 
 
+def pages_change(subject_id: int) -> None:
+    """The subject's cached pages go out of date now and again when the current transaction
+    commits: a reader who rebuilds a page in between reads the rows as they were, and the
+    second deletion drops what it built. (Only the first one happens in a transaction that is
+    rolled back, which costs a rebuild and nothing else.)"""
+    pagecache.subject_changed(subject_id)
+    transaction.on_commit(lambda: pagecache.subject_changed(subject_id))
+
+
 # --- comments ------------------------------------------------------------------------------
 
 
@@ -239,6 +248,7 @@ def comment_create(
         )
         if counted:
             _apply_count_delta(comment, +1, subject_counted=True)
+        pages_change(subject.id)
         transaction.on_commit(
             lambda: hooks.comment_posted.send(
                 sender=Comment, comment_id=comment.id, subject_id=subject.id,
@@ -276,6 +286,7 @@ def comment_set_status(
             setattr(comment, name, value)
         if was != now:
             _apply_count_delta(comment, +1 if now else -1)
+        pages_change(subject_id)
         transaction.on_commit(
             lambda: hooks.comment_status_changed.send(
                 sender=Comment, comment_id=comment_id, subject_id=subject_id,
@@ -313,6 +324,7 @@ def comment_set_flags(*, comment_id: int, pinned: bool | None = None, featured: 
             Comment.objects.filter(pk=comment_id).update(**changes)
             for name, value in changes.items():
                 setattr(comment, name, value)
+            pages_change(subject_id)
     return comment, before
 
 
@@ -352,6 +364,7 @@ def comment_edit(*, comment: Comment, editor: User, body: object) -> Comment:
     with transaction.atomic():
         CommentContent.objects.filter(pk=comment.id).update(body=decision.body, html=html, mentions=mentions)
         Comment.objects.filter(pk=comment.id).update(edited_at=now)
+        pages_change(comment.subject_id)
         if decision.status != comment.status:
             comment, _ = comment_set_status(comment_id=comment.id, to_status=decision.status, actor=editor)
         comment.edited_at = now
@@ -419,6 +432,8 @@ def subject_reconcile_counters(*, subject_id: int) -> ReconcileReport:
             .exclude(comment_count=totals["comments"], root_count=totals["roots"])
             .update(comment_count=totals["comments"], root_count=totals["roots"])
         )
+        if drifted or fixed_subject:
+            pages_change(subject_id)
     return ReconcileReport(subject_id=subject_id, fixed_subject=fixed_subject, fixed_comments=len(drifted))
 
 
@@ -449,6 +464,7 @@ def subject_update(*, subject: Subject, actor: User, mode: str | None = None, st
         Subject.objects.filter(pk=subject.pk).update(**changes)
         for name, value in changes.items():
             setattr(subject, name, value)
+        pages_change(subject.pk)
     return subject
 
 

@@ -227,6 +227,18 @@ COMMENTS_PINNED_LIMIT = env_int("COMMENTS_PINNED_LIMIT", 5)
 COMMENTS_TOKEN_TTL = env_int("COMMENTS_TOKEN_TTL", 30 * 24 * 3600)
 COMMENTS_MAX_MENTIONS = env_int("COMMENTS_MAX_MENTIONS", 20)
 
+# The shared page cache (comments/pagecache.py). Seconds a cached page may live; writes make
+# pages out of date at once, this only bounds what an unread page holds. 0 turns it off. On by
+# default only with a shared cache (Redis): the embedded default's local-memory cache is one
+# per process, and a write in one process could not reach another's pages.
+COMMENTS_PAGE_CACHE_TTL = env_int("COMMENTS_PAGE_CACHE_TTL", 300 if REDIS_URL else 0)
+# A page read this many times a second in one process is kept in that process's memory for
+# COMMENTS_HOT_PAGE_SECONDS (0: never); other processes' writes reach it after that long.
+COMMENTS_HOT_PAGE_READS = env_int("COMMENTS_HOT_PAGE_READS", 8)
+COMMENTS_HOT_PAGE_SECONDS = env_float("COMMENTS_HOT_PAGE_SECONDS", 1.0)
+# After the cache fails to answer, a process reads from the database alone this many seconds.
+COMMENTS_CACHE_RETRY = env_float("COMMENTS_CACHE_RETRY", 5.0)
+
 # Moderation (moderation/).
 # Seconds a process may go on using its compiled word lists before checking for a change.
 MODERATION_WORDS_RECHECK = env_float("MODERATION_WORDS_RECHECK", 1.0)

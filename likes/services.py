@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from comments import hooks
+from comments import services as comment_services
 from comments import queries as comment_queries
 from comments.exceptions import NotFound
 from comments.models import GONE_STATUSES, Comment, Subject, User
@@ -100,6 +101,9 @@ def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = Fals
             raise RuntimeError(f"like rows of {len(pending)} pair(s) could be neither inserted nor found")
         _update_rows(updates)
         _add_like_counts({c: d for c, d in changes.items() if d})
+        # Counts, and with them hot order, of the pages that show these comments.
+        for subject_id in {comment_subjects[c] for c, d in changes.items() if d}:
+            comment_services.pages_change(subject_id)
         if mark_stale:
             for comment_id in {c for c, _ in newest}:
                 StaleLikeState.objects.update_or_create(

@@ -22,14 +22,26 @@ def _fast_password_hashing(settings):
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    """The shared cache, and what processes keep of it (word lists, sanctions), start empty."""
+    """The shared cache, and what processes keep of it (word lists, sanctions, hot pages),
+    start empty."""
+    from comments import pagecache
     from moderation import snapshots
 
     cache.clear()
     snapshots.forget_all()
+    pagecache.reset()
     yield
     cache.clear()
     snapshots.forget_all()
+    pagecache.reset()
+
+
+@pytest.fixture(autouse=True)
+def _page_cache_on(settings):
+    """Every test reads through the shared page cache, in both modes (the embedded default
+    turns it off, its local-memory cache being one per process; a test is one process), so
+    every read-after-write of the suite checks that the write reached the cached pages."""
+    settings.COMMENTS_PAGE_CACHE_TTL = 300
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import functools
 import threading
 
 from django.contrib.auth import authenticate
+from django.http import HttpResponse
 from django.middleware.csrf import get_token
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -211,13 +212,11 @@ class SubjectCommentsView(ApiView):
     @extend_schema(parameters=[s.CommentListParams], responses={200: s.CommentPageOut, **error_responses(400, 404)}, summary="List a subject's comments in a display mode")
     def get(self, request, subject_id: int):
         params = query_params(request, s.CommentListParams)
-        subject, viewer = queries.subject_for_viewer(subject_id, request.user)
-        return _page(
-            queries.list_comments(
-                subject, viewer, mode=params.get("mode"), sort=params.get("sort"), limit=params["limit"],
-                cursor=params.get("cursor"), replies=params["replies"],
-            )
+        body = queries.list_comments_json(
+            subject_id, request.user, mode=params.get("mode"), sort=params.get("sort"), limit=params["limit"],
+            cursor=params.get("cursor"), replies=params["replies"],
         )
+        return HttpResponse(body, content_type="application/json")
 
     @extend_schema(request=s.CommentIn, responses={201: s.CommentOut, **error_responses(400, 401, 403, 404)}, summary="Post a comment or a reply")
     def post(self, request, subject_id: int):

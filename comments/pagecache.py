@@ -1,0 +1,284 @@
+"""The shared read cache of a subject's pages: what every reader of a hot subject asks for,
+built once and served from the cache instead of PostgreSQL and the template engine.
+
+**What is cached.** An *entry* is one page of one subject exactly as an anonymous reader gets
+it (the API's JSON bytes of a list page, the widget's rendered HTML), keyed by the subject and
+everything else that shapes the page (mode, sort, limit, cursor, language ...). Signed-in
+readers share these entries: what only they see (``liked`` flags, live like counts) is laid
+over the shared page by the caller (``queries.list_comments_json``).
+
+**Versions.** Each subject has a version token in the cache; an entry carries the token it was
+built under and counts only while the subject still has that token. A write that changes what
+readers of the subject see calls ``subject_changed`` after its transaction commits, which
+*deletes* the token; the next reader draws a new random one, so every page of the subject is
+rebuilt once, when it is next asked for. Deleting rather than counting up means a write never
+creates a key that nobody reads, and a token lost to eviction can never come back with an old
+value that old entries still carry. The token is read *before* the database is, so an entry
+never holds rows older than its token.
+
+**Single flight.** On a miss, one process (thread) takes a short-lived rebuild flag (``add``,
+so set-if-absent) and builds; the others serve the entry they found under an older token when
+they may (anonymous readers) or wait a little for the new one, and build it themselves only if
+it does not come.
+
+**Hot pages.** Each process counts the reads of each entry over a sliding window; an entry read
+at least ``COMMENTS_HOT_PAGE_READS`` times a second is *hot* and is kept in the process's own
+memory for ``COMMENTS_HOT_PAGE_SECONDS``, so the first page of a hot subject costs no round trip
+at all. Other processes' hot copies are not told of a write and live out their second; this
+process's copies of a subject go at once.
+
+**Failure.** A cache that does not answer is treated as a miss and left alone for
+``COMMENTS_CACHE_RETRY`` seconds: pages come from the database, slower, and nothing fails.
+
+Key builders are here and only here. Every key of a subject carries the hash tag
+``{s<subject id>}``, so a page and its version are read in one ``get_many`` on Redis Cluster too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from typing import Callable
+
+from django.conf import settings
+from django.core.cache import cache
+
+from . import cachestats
+
+logger = logging.getLogger("comments.cache")
+
+# How long a rebuild flag holds: longer than a page takes to build, short enough that a builder
+# that died is soon replaced.
+FLIGHT_SECONDS = 5
+# How long a reader that lost the flight waits for the winner's entry before building it itself.
+FLIGHT_WAIT_SECONDS = 0.25
+FLIGHT_POLL_SECONDS = 0.005
+
+
+# --- keys ----------------------------------------------------------------------------------
+
+
+def _tag(subject_id: int) -> str:
+    return f"cmt:{{s{int(subject_id)}}}"
+
+
+def version_key(subject_id: int) -> str:
+    return f"{_tag(subject_id)}:v"
+
+
+def entry_key(subject_id: int, variant: str) -> str:
+    """The entry of one page variant (``variant`` names everything but the subject that shapes
+    the page; digested, since cursors are long)."""
+    digest = hashlib.blake2b(variant.encode(), digest_size=12).hexdigest()
+    return f"{_tag(subject_id)}:e:{digest}"
+
+
+def _flight_key(key: str) -> str:
+    return f"{key}:flight"
+
+
+def enabled() -> bool:
+    return settings.COMMENTS_PAGE_CACHE_TTL > 0
+
+
+# --- the shared cache, guarded ---------------------------------------------------------------
+
+_down_until = 0.0
+
+
+def _usable() -> bool:
+    return enabled() and time.monotonic() >= _down_until
+
+
+def _failed(exc: Exception) -> None:
+    global _down_until
+    logger.warning("page cache unavailable (%s); reading from the database for %.0f s", exc, settings.COMMENTS_CACHE_RETRY)
+    _down_until = time.monotonic() + settings.COMMENTS_CACHE_RETRY
+
+
+def _guarded(call: Callable, default=None):
+    """``call()``, or ``default`` when the cache does not answer. Any exception of the cache
+    backend counts: django-redis raises redis-py's connection and timeout errors, and other
+    backends their own."""
+    if not _usable():
+        return default
+    try:
+        return call()
+    except Exception as exc:  # noqa: BLE001 - a cache failure must never fail a read
+        _failed(exc)
+        return default
+
+
+def reset() -> None:
+    """Forget an outage and every hot copy (tests)."""
+    global _down_until
+    _down_until = 0.0
+    hot.clear()
+
+
+# --- versions --------------------------------------------------------------------------------
+
+
+def _current_token(subject_id: int, found: str | None) -> str:
+    """The subject's token: ``found`` if the cache had one, else a new one (the first reader
+    to add it wins; the others read the winner's)."""
+    if found is not None:
+        return found
+    key = version_key(subject_id)
+    token = secrets.token_hex(8)
+    if _guarded(lambda: cache.add(key, token, timeout=settings.COMMENTS_PAGE_CACHE_TTL * 4), False):
+        return token
+    return _guarded(lambda: cache.get(key)) or token
+
+
+def subject_changed(subject_id: int) -> None:
+    """Every cached page of the subject is out of date: call after the write's transaction
+    commits (``transaction.on_commit``), so a reader cannot rebuild from rows older than it."""
+    hot.forget_subject(subject_id)
+    _guarded(lambda: cache.delete(version_key(subject_id)))
+
+
+# --- entries ---------------------------------------------------------------------------------
+
+
+def shared_entry(subject_id: int, variant: str, build: Callable[[], object], *, stale_ok: bool, fresh: bool = False):
+    """The entry of a page: from this process's hot copies, the shared cache, or ``build()``
+    (which reads the database). ``stale_ok``: while another process rebuilds it, an entry of
+    an older version will do. ``fresh``: skip the hot copies (a reader who may have just
+    written, whose write other processes' copies have not seen).
+
+    Returns ``(entry, whether it came from a cache)``."""
+    key = entry_key(subject_id, variant)
+    if not fresh:
+        copy = hot.get(key)
+        if copy is not None:
+            cachestats.hit()
+            return copy, True
+    if not _usable():
+        cachestats.miss()
+        return build(), False
+    vkey = version_key(subject_id)
+    found = _guarded(lambda: cache.get_many([vkey, key]), {})
+    token = _current_token(subject_id, found.get(vkey))
+    held = found.get(key)
+    if held is not None and held[0] == token:
+        cachestats.hit()
+        hot.offer(subject_id, key, held[1], counted=not fresh)
+        return held[1], True
+    cachestats.miss()
+    flight = _flight_key(key)
+    won = _guarded(lambda: cache.add(flight, 1, timeout=FLIGHT_SECONDS), True)
+    if not won:
+        if stale_ok and held is not None:
+            return held[1], True
+        waited = _wait_for(key, token)
+        if waited is not None:
+            return waited, True
+    try:
+        entry = build()
+        _guarded(lambda: cache.set(key, (token, entry), timeout=settings.COMMENTS_PAGE_CACHE_TTL))
+    finally:
+        if won:
+            _guarded(lambda: cache.delete(flight))
+    hot.offer(subject_id, key, entry, counted=not fresh)
+    return entry, False
+
+
+def _wait_for(key: str, token: str):
+    deadline = time.monotonic() + FLIGHT_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        time.sleep(FLIGHT_POLL_SECONDS)
+        held = _guarded(lambda: cache.get(key))
+        if held is not None and held[0] == token:
+            return held[1]
+        if not _usable():
+            return None
+    return None
+
+
+# --- hot copies in this process ------------------------------------------------------------
+
+
+class HotPages:
+    """Entries read often in this process, kept in its memory for a short while.
+
+    Reads are counted per entry in one-second buckets (this second's and the last one's,
+    weighted by how much of the last one the window still covers); only the ``capacity`` most
+    recently hot entries are kept, so a crawler walking every page fills nothing."""
+
+    def __init__(self, capacity: int = 256, tracked: int = 4096):
+        self.capacity = capacity
+        self.tracked = tracked
+        self._lock = threading.Lock()
+        self._copies: OrderedDict[str, tuple[float, int, object]] = OrderedDict()
+        self._second = 0
+        self._now: dict[str, int] = {}
+        self._before: dict[str, int] = {}
+
+    def _rate(self, key: str, now: float) -> float:
+        """Reads of ``key`` in the second up to ``now``."""
+        second = int(now)
+        if second != self._second:
+            self._before = self._now if second == self._second + 1 else {}
+            self._now = {}
+            self._second = second
+        return self._now.get(key, 0) + self._before.get(key, 0) * (1.0 - (now - second))
+
+    def _count(self, key: str, now: float) -> float:
+        """Count a read of ``key``; its reads in the second up to ``now``."""
+        rate = self._rate(key, now)
+        if len(self._now) < self.tracked or key in self._now:
+            self._now[key] = self._now.get(key, 0) + 1
+            rate += 1
+        return rate
+
+    def get(self, key: str):
+        if settings.COMMENTS_HOT_PAGE_SECONDS <= 0:
+            return None
+        now = time.monotonic()
+        with self._lock:
+            self._count(key, now)
+            held = self._copies.get(key)
+            if held is None:
+                return None
+            if held[0] <= now:
+                del self._copies[key]
+                return None
+            return held[2]
+
+    def offer(self, subject_id: int, key: str, entry, *, counted: bool) -> None:
+        """A read of ``key`` that went to the shared cache or the database (``counted`` when
+        ``get`` already counted it): keep ``entry`` here if the key is hot."""
+        seconds = settings.COMMENTS_HOT_PAGE_SECONDS
+        if seconds <= 0:
+            return
+        now = time.monotonic()
+        with self._lock:
+            reads = self._rate(key, now) if counted else self._count(key, now)
+            if reads < settings.COMMENTS_HOT_PAGE_READS:
+                return
+            self._copies[key] = (now + seconds, subject_id, entry)
+            self._copies.move_to_end(key)
+            while len(self._copies) > self.capacity:
+                self._copies.popitem(last=False)
+
+    def forget_subject(self, subject_id: int) -> None:
+        with self._lock:
+            for key in [k for k, held in self._copies.items() if held[1] == subject_id]:
+                del self._copies[key]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._copies.clear()
+            self._now, self._before = {}, {}
+
+    def hot_keys(self) -> list[str]:
+        with self._lock:
+            return list(self._copies)
+
+
+hot = HotPages()

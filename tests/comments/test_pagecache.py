@@ -1,0 +1,248 @@
+"""The shared page cache (comments/pagecache.py): every write that changes what readers see
+reaches the cached pages, signed-in readers share them with their own parts laid over, a miss
+is rebuilt once however many readers ask at the same time, and hot pages stay in the process.
+
+Each test reads a page first, so the cache holds it, then writes, then reads again: without the
+invalidation the second read is the first one's copy. Run in both modes (Redis, and the
+embedded default's local-memory cache)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+
+from comments import cachestats, pagecache, queries, services
+from comments.models import Comment, Status, Visibility
+
+from ..api.conftest import API
+from ..factories import CommentFactory, UserFactory
+from ..likes.conftest import like_store, no_redis, redis_url  # noqa: F401 - fixtures
+
+
+def page(client, subject, **params):
+    response = client.get(f"{API}/subjects/{subject.pk}/comments", {"limit": 20, **params})
+    assert response.status_code == 200, response.content[:300]
+    return response.json()["items"]
+
+
+def ids(items):
+    return [item["id"] for item in items]
+
+
+class Hits:
+    """The cache hits and misses of the requests made inside the block, in this thread."""
+
+    def __enter__(self):
+        self._start = (cachestats.counts.hits, cachestats.counts.misses)
+        return self
+
+    def __exit__(self, *exc):
+        self.hits = cachestats.counts.hits - self._start[0]
+        self.misses = cachestats.counts.misses - self._start[1]
+
+
+def test_a_second_read_of_a_page_comes_from_the_cache_without_sql(api, subject, django_assert_num_queries):
+    CommentFactory(subject=subject)
+    with Hits() as first:
+        page(api, subject, mode="flat")
+    assert (first.hits, first.misses) == (0, 1)
+    with django_assert_num_queries(0), Hits() as second:
+        items = page(api, subject, mode="flat")
+    assert (second.hits, second.misses) == (1, 0)
+    assert len(items) == 1
+
+
+def test_a_new_comment_shows_at_once_to_its_author_and_to_others(api, client_for, subject, user):
+    first = CommentFactory(subject=subject)
+    author = client_for(user)
+    assert ids(page(api, subject, mode="flat")) == [first.pk]
+    assert ids(page(author, subject, mode="flat")) == [first.pk]
+    posted = author.post(f"{API}/subjects/{subject.pk}/comments", {"body": "fresh"}, format="json").json()
+    assert ids(page(author, subject, mode="flat")) == [first.pk, posted["id"]]
+    assert ids(page(api, subject, mode="flat")) == [first.pk, posted["id"]]
+
+
+def test_an_edit_reaches_the_cached_page(api, client_for, subject, user):
+    comment = CommentFactory(subject=subject, author=user, body="before")
+    assert page(api, subject, mode="flat")[0]["body"] == "before"
+    client_for(user).patch(f"{API}/comments/{comment.pk}", {"body": "after"}, format="json")
+    assert page(api, subject, mode="flat")[0]["body"] == "after"
+
+
+def test_a_delete_reaches_the_cached_page(api, client_for, subject, user):
+    comment = CommentFactory(subject=subject, author=user)
+    assert ids(page(api, subject, mode="flat")) == [comment.pk]
+    assert client_for(user).delete(f"{API}/comments/{comment.pk}").status_code == 204
+    assert page(api, subject, mode="flat") == []
+
+
+@pytest.mark.parametrize("action, shown", [("reject", False), ("shadow", False), ("pin", True)])
+def test_a_moderation_action_reaches_the_cached_page(api, client_for, subject, moderator, action, shown):
+    older = CommentFactory(subject=subject)
+    comment = CommentFactory(subject=subject)
+    assert ids(page(api, subject, mode="two_level", sort="new")) == [comment.pk, older.pk]
+    response = client_for(moderator).post(
+        f"{API}/moderation/comments/{older.pk}/actions", {"action": action, "reason": "test"}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    # Pinned comments lead list 1; a rejected or shadowed one leaves it for the public.
+    expected = [older.pk, comment.pk] if shown else [comment.pk]
+    assert ids(page(api, subject, mode="two_level", sort="new")) == expected
+
+
+def test_a_held_comment_approved_by_a_moderator_reaches_the_cached_page(api, client_for, subject, moderator):
+    comment = CommentFactory(subject=subject)
+    services.comment_set_status(comment_id=comment.pk, to_status=Status.PENDING)
+    assert page(api, subject, mode="flat") == []
+    client_for(moderator).post(f"{API}/moderation/comments/{comment.pk}/actions", {"action": "approve"}, format="json")
+    assert ids(page(api, subject, mode="flat")) == [comment.pk]
+
+
+def test_a_like_that_changes_hot_order_reaches_the_cached_page_after_the_flush(api, client_for, subject, redis_url):
+    from likes.services import likes_flush
+
+    older = CommentFactory(subject=subject)
+    newer = CommentFactory(subject=subject)
+    assert ids(page(api, subject, mode="two_level", sort="hot")) == [newer.pk, older.pk]
+    for _ in range(2):
+        assert client_for(UserFactory()).put(f"{API}/comments/{older.pk}/like").status_code == 200
+    likes_flush()
+    items = page(api, subject, mode="two_level", sort="hot")
+    assert ids(items) == [older.pk, newer.pk]
+    assert items[0]["like_count"] == 2
+
+
+def test_a_like_written_to_the_database_reaches_the_cached_page(api, client_for, subject, no_redis):
+    comment = CommentFactory(subject=subject)
+    assert page(api, subject, mode="flat")[0]["like_count"] == 0
+    client_for(UserFactory()).put(f"{API}/comments/{comment.pk}/like")
+    assert page(api, subject, mode="flat")[0]["like_count"] == 1
+
+
+def test_a_signed_in_reader_gets_their_liked_flags_over_the_shared_page(api, client_for, subject, like_store):
+    liked, other = CommentFactory(subject=subject), CommentFactory(subject=subject)
+    fan = client_for(UserFactory())
+    fan.put(f"{API}/comments/{liked.pk}/like")
+    page(api, subject, mode="flat")  # the shared page, built for the public
+    with Hits() as read:
+        items = {item["id"]: item for item in page(fan, subject, mode="flat")}
+    assert read.hits == 1
+    assert items[liked.pk]["liked"] is True and items[other.pk]["liked"] is False
+    assert items[liked.pk]["like_count"] == 1
+    assert not any(item["liked"] for item in page(api, subject, mode="flat"))
+
+
+def test_a_signed_in_readers_miss_fills_the_shared_page_without_their_flags(api, client_for, subject, like_store):
+    liked = CommentFactory(subject=subject)
+    fan = client_for(UserFactory())
+    fan.put(f"{API}/comments/{liked.pk}/like")
+    assert page(fan, subject, mode="two_level")[0]["liked"] is True
+    with Hits() as read:
+        item = page(api, subject, mode="two_level")[0]
+    assert read.hits == 1
+    assert item["liked"] is False and item["like_count"] == 1
+
+
+def test_the_author_of_a_pending_comment_sees_it_while_others_share_the_cached_page(api, client_for, subject, user):
+    public = CommentFactory(subject=subject)
+    held = CommentFactory(subject=subject, author=user)
+    services.comment_set_status(comment_id=held.pk, to_status=Status.PENDING)
+    other = client_for(UserFactory())
+    assert ids(page(api, subject, mode="flat")) == [public.pk]
+    assert ids(page(other, subject, mode="flat")) == [public.pk]
+    mine = page(client_for(user), subject, mode="flat")
+    assert ids(mine) == [public.pk, held.pk]
+    assert mine[1]["status"] == Status.PENDING
+
+
+def test_a_follow_that_makes_a_friends_only_comment_visible_reaches_the_reader(api, client_for, subject):
+    author, reader = UserFactory(), UserFactory()
+    public = CommentFactory(subject=subject)
+    friends_only = CommentFactory(subject=subject, author=author, visibility=Visibility.FRIENDS)
+    reader_client, author_client = client_for(reader), client_for(author)
+    assert ids(page(reader_client, subject, mode="flat")) == [public.pk]
+    reader_client.put(f"{API}/users/{author.pk}/follow")
+    author_client.put(f"{API}/users/{reader.pk}/follow")
+    assert ids(page(reader_client, subject, mode="flat")) == [public.pk, friends_only.pk]
+    assert ids(page(api, subject, mode="flat")) == [public.pk]
+
+
+def test_a_subject_state_change_reaches_the_cached_page(client_for, subject, moderator, api):
+    CommentFactory(subject=subject)
+    assert page(api, subject)[0]["depth"] == 0
+    client_for(moderator).patch(f"{API}/subjects/{subject.pk}", {"mode": "flat"}, format="json")
+    reply_target = Comment.objects.get(subject=subject)
+    reply = CommentFactory(subject=subject, reply_to=reply_target)
+    # Flat mode lists the reply beside its root; two-level would have folded it under it.
+    assert ids(page(api, subject)) == [reply_target.pk, reply.pk]
+
+
+def test_a_hot_page_is_served_from_the_process_without_the_shared_cache(api, subject, settings, monkeypatch):
+    settings.COMMENTS_HOT_PAGE_READS = 3
+    comment = CommentFactory(subject=subject)
+    for _ in range(3):
+        page(api, subject, mode="flat")
+    calls = []
+    original = cache.get_many
+    monkeypatch.setattr(cache, "get_many", lambda *a, **k: calls.append(a) or original(*a, **k))
+    assert ids(page(api, subject, mode="flat")) == [comment.pk]
+    assert calls == []
+    # A write in this process drops its hot copies of the subject at once.
+    newer = CommentFactory(subject=subject)
+    assert ids(page(api, subject, mode="flat")) == [comment.pk, newer.pk]
+    assert len(calls) == 1
+
+
+def test_a_page_read_rarely_is_not_kept_in_the_process(api, subject, settings):
+    settings.COMMENTS_HOT_PAGE_READS = 1000
+    CommentFactory(subject=subject)
+    for _ in range(5):
+        page(api, subject, mode="flat")
+    assert pagecache.hot.hot_keys() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_misses_rebuild_a_page_once(subject, monkeypatch):
+    CommentFactory(subject=subject)
+    builds = []
+    original = queries.list_comments
+
+    def slow_build(*args, **kwargs):
+        builds.append(1)
+        threading.Event().wait(0.05)  # long enough for every reader to miss meanwhile
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(queries, "list_comments", slow_build)
+    readers = 8
+    start = threading.Barrier(readers)
+    pages, errors = [], []
+
+    def read():
+        try:
+            start.wait()
+            pages.append(queries.list_comments_json(subject.pk, None, mode="flat", sort=None, limit=20, cursor=None, replies=3))
+        except Exception as exc:  # noqa: BLE001 - reported by the assert below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=read) for _ in range(readers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(pages) == readers and len(set(pages)) == 1
+    assert len(builds) == 1
+
+
+def test_with_the_cache_off_every_read_goes_to_the_database(api, subject, settings):
+    settings.COMMENTS_PAGE_CACHE_TTL = 0
+    CommentFactory(subject=subject)
+    with Hits() as reads:
+        page(api, subject, mode="flat")
+        page(api, subject, mode="flat")
+    assert (reads.hits, reads.misses) == (0, 0)
