@@ -77,6 +77,18 @@ def entry_key(subject_id: int, variant: str) -> str:
     return f"{_tag(subject_id)}:e:{digest}"
 
 
+def site_key(key: str) -> str:
+    """A site's row, by its public key."""
+    return f"cmt:site:{hashlib.blake2b(key.encode(), digest_size=12).hexdigest()}"
+
+
+def lookup_key(site_key: str, key: str) -> str:
+    """The id of a subject found by its site and key (no hash tag: it is read before the
+    subject is known)."""
+    digest = hashlib.blake2b(f"{site_key}\x00{key}".encode(), digest_size=12).hexdigest()
+    return f"cmt:lookup:{digest}"
+
+
 def _flight_key(key: str) -> str:
     return f"{key}:flight"
 
@@ -140,6 +152,22 @@ def subject_changed(subject_id: int) -> None:
     commits (``transaction.on_commit``), so a reader cannot rebuild from rows older than it."""
     hot.forget_subject(subject_id)
     _guarded(lambda: cache.delete(version_key(subject_id)))
+
+
+# --- lookups ---------------------------------------------------------------------------------
+
+
+def lookups_get(keys: list[str]) -> dict:
+    return _guarded(lambda: cache.get_many(keys), {})
+
+
+def lookup_set(key: str, value) -> None:
+    _guarded(lambda: cache.set(key, value, timeout=settings.COMMENTS_PAGE_CACHE_TTL))
+
+
+def site_changed(site_key_: str) -> None:
+    """A site's settings changed (allowed origins, mode, moderation): its cached row goes."""
+    _guarded(lambda: cache.delete(site_key(site_key_)))
 
 
 # --- entries ---------------------------------------------------------------------------------

@@ -164,6 +164,23 @@ def site_by_key(site_key: str) -> Site:
     return site
 
 
+def embed_target(site_key: str, key: str) -> tuple[Site, int | None]:
+    """The site and the id of its subject ``key`` (None: nobody has commented yet), for the
+    embed page, from the shared cache when it has them: a subject's id never changes, and a
+    site's cached row is dropped whenever the site is saved (``pagecache.site_changed``)."""
+    site_name, subject_name = pagecache.site_key(site_key), pagecache.lookup_key(site_key, key)
+    found = pagecache.lookups_get([site_name, subject_name])
+    site, subject_id = found.get(site_name), found.get(subject_name)
+    if site is None:
+        site = site_by_key(site_key)
+        pagecache.lookup_set(site_name, site)
+    if subject_id is None:
+        subject_id = Subject.objects.filter(site=site, key=key).values_list("pk", flat=True).first()
+        if subject_id is not None:
+            pagecache.lookup_set(subject_name, subject_id)
+    return site, subject_id
+
+
 def site_allowed_origins(site_key: str) -> list[str]:
     """The origins allowed to embed the site's widget (and read its counts); none if unknown."""
     origins = Site.objects.filter(key=site_key).values_list("allowed_origins", flat=True).first()

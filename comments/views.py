@@ -29,7 +29,7 @@ from django.views.decorators.http import require_GET
 from rest_framework import serializers
 from rest_framework.exceptions import AuthenticationFailed
 
-from . import queries
+from . import pagecache, queries
 from .api.serializers import CommentListParams, ReplyListParams
 from .authentication import BearerTokenAuthentication
 from .exceptions import CommentsError, NotFound
@@ -126,10 +126,17 @@ def _csp(site: Site | None, *, any_ancestor: bool = False) -> str:
 _BETWEEN_TAGS = re.compile(r">\s*\n\s*<")
 
 
-def _respond(html: str, *, site: Site | None, lang: str, status: int = 200, any_ancestor: bool = False) -> HttpResponse:
+def _minified(html: str) -> str:
     # Template indentation is a good part of a page's bytes; text content never ends in ">"
     # (it is escaped), so only whitespace between tags goes.
-    html = _BETWEEN_TAGS.sub("><", html)
+    return _BETWEEN_TAGS.sub("><", html)
+
+
+def _respond(
+    html: str, *, site: Site | None, lang: str, status: int = 200, any_ancestor: bool = False, minified: bool = False
+) -> HttpResponse:
+    if not minified:
+        html = _minified(html)
     response = HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
     response["Content-Security-Policy"] = _csp(site, any_ancestor=any_ancestor)
     response["Content-Language"] = lang
@@ -217,27 +224,26 @@ def _url(name: str, query: dict, *args) -> str:
 @require_GET
 def embed(request: HttpRequest) -> HttpResponse:
     """The complete, server-rendered discussion of one subject: readable without JavaScript
-    (paginated by links) and the shell the widget's script enhances."""
+    (paginated by links) and the shell the widget's script enhances.
+
+    Everyone gets the same page (the reader signs in inside it, through the API), so a page of
+    an existing subject comes from the shared page cache, rendered once per version of the
+    subject and variant of the query."""
     lang = _language(request, request.GET.get("lang"))
     theme = request.GET.get("theme") if request.GET.get("theme") in THEMES else "auto"
     site = None
     try:
         params = _params(request, EmbedParams)
-        site = queries.site_by_key(params["site"])
-        try:
-            subject = queries.subject_lookup(site.key, params["key"])
-        except NotFound:
-            subject = None  # a valid, empty discussion: the subject is created on the first post
-        viewer = queries.viewer_for(None, site)
-        mode = params.get("mode") or (subject.mode if subject else site.default_mode)
-        sort = params.get("sort") or ("hot" if mode == Mode.TWO_LEVEL else "old")
-        page = None
-        if subject is not None:
-            page = queries.list_comments(
-                subject, viewer, mode=mode, sort=sort, limit=PAGE_SIZE, cursor=params.get("cursor"), replies=REPLY_PREVIEWS
+        site, subject_id = queries.embed_target(params["site"], params["key"])
+        if subject_id is None:
+            html = _embed_html(request, site, None, params, lang=lang, theme=theme)
+        else:
+            variant = "embed:" + urlencode(sorted({**{k: str(v) for k, v in params.items()}, "lang": lang, "theme": theme}.items()))
+            html, _ = pagecache.shared_entry(
+                subject_id, variant,
+                lambda: _embed_html(request, site, queries.subject_for_viewer(subject_id, None)[0], params, lang=lang, theme=theme),
+                stale_ok=True,
             )
-        elif sort == "hot" and mode != Mode.TWO_LEVEL:
-            raise serializers.ValidationError({"sort": ["hot is not allowed in this mode."]})
     except serializers.ValidationError as exc:
         with translation.override(lang):
             return _error(request, status=400, message=_validation_message(exc), lang=lang, site=site, theme=theme)
@@ -248,12 +254,25 @@ def embed(request: HttpRequest) -> HttpResponse:
             else:
                 message = _domain_message(exc)
             return _error(request, status=exc.status, message=message, lang=lang, site=site, theme=theme)
+    return _respond(html, site=site, lang=lang, minified=True)
 
+
+def _embed_html(request, site: Site, subject, params: dict, *, lang: str, theme: str) -> str:
+    """The embed page of ``subject`` (None: a discussion nobody has started), minified."""
+    viewer = queries.viewer_for(None, site)
+    mode = params.get("mode") or (subject.mode if subject else site.default_mode)
+    sort = params.get("sort") or ("hot" if mode == Mode.TWO_LEVEL else "old")
+    page = None
+    if subject is not None:
+        page = queries.list_comments(
+            subject, viewer, mode=mode, sort=sort, limit=PAGE_SIZE, cursor=params.get("cursor"), replies=REPLY_PREVIEWS
+        )
+    elif sort == "hot" and mode != Mode.TWO_LEVEL:
+        raise serializers.ValidationError({"sort": ["hot is not allowed in this mode."]})
     origin = params.get("origin", "").rstrip("/")
     parent_origin = origin if origin in safe_origins(site) else ""
     query = _context_query(lang=lang, theme=theme, origin=origin, site=site.key, key=params["key"])
-    now = timezone.now()
-    items = _decorate(page.items, None, mode, now) if page else []
+    items = _decorate(page.items, None, mode, timezone.now()) if page else []
     sorts = ("hot", "new") if mode == Mode.TWO_LEVEL else ("old", "new")
     context = {
         "site": site,
@@ -282,8 +301,7 @@ def embed(request: HttpRequest) -> HttpResponse:
     }
     with translation.override(lang):
         context["strings"] = _strings()
-        html = render_to_string("comments/embed.html", context, request)
-    return _respond(html, site=site, lang=lang)
+        return _minified(render_to_string("comments/embed.html", context, request))
 
 
 def _strings() -> dict:

@@ -246,3 +246,28 @@ def test_with_the_cache_off_every_read_goes_to_the_database(api, subject, settin
         page(api, subject, mode="flat")
         page(api, subject, mode="flat")
     assert (reads.hits, reads.misses) == (0, 0)
+
+
+def embed_page(client, subject, **params):
+    response = client.get("/embed/", {"site": subject.site.key, "key": subject.key, **params})
+    assert response.status_code == 200, response.content[:300]
+    return response.content.decode()
+
+
+def test_the_widget_page_is_rendered_once_per_version_of_its_subject(client, subject, user, django_assert_num_queries):
+    CommentFactory(subject=subject, body="first words")
+    assert "first words" in embed_page(client, subject, lang="en")
+    with django_assert_num_queries(0):
+        again = embed_page(client, subject, lang="en")
+    assert "first words" in again
+    # Another language is another variant of the page.
+    assert "1 条评论" in embed_page(client, subject, lang="zh-hans")
+    services.comment_create(subject=subject, author=user, body="second words")
+    assert "second words" in embed_page(client, subject, lang="en")
+
+
+def test_a_moderators_decision_reaches_the_cached_widget_page(client, client_for, subject, moderator):
+    comment = CommentFactory(subject=subject, body="doubtful words")
+    assert "doubtful words" in embed_page(client, subject)
+    client_for(moderator).post(f"{API}/moderation/comments/{comment.pk}/actions", {"action": "reject"}, format="json")
+    assert "doubtful words" not in embed_page(client, subject)
