@@ -166,7 +166,9 @@ def lookup_set(key: str, value) -> None:
 
 
 def site_changed(site_key_: str) -> None:
-    """A site's settings changed (allowed origins, mode, moderation): its cached row goes."""
+    """A site's settings changed (allowed origins, mode, moderation): its cached row goes, and
+    so do this process's hot copies, which may hold it."""
+    hot.clear()
     _guarded(lambda: cache.delete(site_key(site_key_)))
 
 

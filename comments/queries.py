@@ -169,6 +169,9 @@ def embed_target(site_key: str, key: str) -> tuple[Site, int | None]:
     embed page, from the shared cache when it has them: a subject's id never changes, and a
     site's cached row is dropped whenever the site is saved (``pagecache.site_changed``)."""
     site_name, subject_name = pagecache.site_key(site_key), pagecache.lookup_key(site_key, key)
+    held = pagecache.hot.get(subject_name)
+    if held is not None:
+        return held
     found = pagecache.lookups_get([site_name, subject_name])
     site, subject_id = found.get(site_name), found.get(subject_name)
     if site is None:
@@ -178,6 +181,9 @@ def embed_target(site_key: str, key: str) -> tuple[Site, int | None]:
         subject_id = Subject.objects.filter(site=site, key=key).values_list("pk", flat=True).first()
         if subject_id is not None:
             pagecache.lookup_set(subject_name, subject_id)
+    if subject_id is not None:
+        # A widget page read often keeps its lookup in the process like the page itself.
+        pagecache.hot.offer(subject_id, subject_name, (site, subject_id), counted=True)
     return site, subject_id
 
 

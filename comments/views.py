@@ -31,6 +31,7 @@ from rest_framework.exceptions import AuthenticationFailed
 
 from . import pagecache, queries
 from .api.serializers import CommentListParams, ReplyListParams
+from .api.views import query_params
 from .authentication import BearerTokenAuthentication
 from .exceptions import CommentsError, NotFound
 from .models import GONE_STATUSES, Mode, Site, Status, SubjectState
@@ -75,13 +76,6 @@ class _Unauthorized(Exception):
 
 
 # --- helpers -------------------------------------------------------------------------------
-
-
-def _params(request: HttpRequest, serializer_class) -> dict:
-    """Validated query parameters; ``serializers.ValidationError`` on bad input."""
-    serializer = serializer_class(data={k: request.GET.get(k) for k in request.GET if k in serializer_class().fields})
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 def _user(request: HttpRequest):
@@ -233,7 +227,7 @@ def embed(request: HttpRequest) -> HttpResponse:
     theme = request.GET.get("theme") if request.GET.get("theme") in THEMES else "auto"
     site = None
     try:
-        params = _params(request, EmbedParams)
+        params = query_params(request, EmbedParams)
         site, subject_id = queries.embed_target(params["site"], params["key"])
         if subject_id is None:
             html = _embed_html(request, site, None, params, lang=lang, theme=theme)
@@ -388,7 +382,7 @@ def _fragment_query(request, lang: str) -> dict:
 @_fragment_view
 def fragment_comments(request, *, user, lang):
     """A page of the subject's list (load more, switching sort, re-reading after sign-in)."""
-    params = _params(request, ListFragmentParams)
+    params = query_params(request, ListFragmentParams)
     site = queries.site_by_key(params["site"])
     try:
         subject = queries.subject_lookup(site.key, params["key"])
@@ -419,7 +413,7 @@ def fragment_comments(request, *, user, lang):
 @_fragment_view
 def fragment_replies(request, comment_id: int, *, user, lang):
     """Every reply in a top-level comment's thread (two-level mode's list 2), oldest first."""
-    params = _params(request, RepliesFragmentParams)
+    params = query_params(request, RepliesFragmentParams)
     root, viewer = queries.comment_for_viewer(comment_id, user)
     page = queries.list_replies(root, viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor"))
     query = {**_fragment_query(request, lang), "sort": params["sort"]}
@@ -452,7 +446,7 @@ def fragment_chain(request, comment_id: int, *, user, lang):
 def fragment_comment(request, comment_id: int, *, user, lang):
     """One comment as its list shows it (after posting or editing it); stacked mode with its
     chain."""
-    params = _params(request, FragmentParams)
+    params = query_params(request, FragmentParams)
     try:
         comment, viewer = queries.comment_for_viewer(comment_id, user)
     except NotFound:
