@@ -174,6 +174,35 @@ return 0
 """
 )
 
+# KEYS: events stream. ARGV: "<comment id>:", how many entries to look at most.
+# -> 1 when an action on the comment is in the stream, or the stream is longer than that.
+HAS_PENDING = Script(
+    """
+local entries = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', ARGV[2])
+if #entries >= tonumber(ARGV[2]) then return 1 end
+local prefix = ARGV[1]
+for _, entry in ipairs(entries) do
+  local value = entry[2][2]
+  if value and string.sub(value, 1, #prefix) == prefix then return 1 end
+end
+return 0
+"""
+)
+
+# KEYS: likers. ARGV: flag, ttl seconds, then score, member, score, member ...
+# Creates a comment's state unless it exists (a concurrent load got there first). -> 1 if made.
+CREATE_STATE = Script(
+    """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[1], '0')
+for i = 3, #ARGV, 2000 do
+  redis.call('ZADD', KEYS[1], unpack(ARGV, i, math.min(i + 1999, #ARGV)))
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+)
+
 # KEYS: lock. ARGV: token. Releases the lock only if it is still ours.
 RELEASE = Script(
     """
@@ -386,6 +415,18 @@ def release(r: redis.Redis, lock_key: str, token: str) -> None:
 
 def publish(r: redis.Redis, build_key: str, key: str) -> bool:
     return bool(PUBLISH(r, [build_key, key], [settings.LIKES_STATE_TTL]))
+
+
+def has_pending(r: redis.Redis, *, subject_id: int, comment_id: int, look_at: int) -> bool:
+    """Whether an action on the comment waits in its subject's stream (or the stream holds
+    more than ``look_at`` entries, too many to look through here)."""
+    return bool(HAS_PENDING(r, [keys.events(subject_id)], [f"{comment_id}:", look_at]))
+
+
+def create_state(r: redis.Redis, *, subject_id: int, comment_id: int, flag: int, flat_likers: list) -> bool:
+    """Create the comment's state from ``flat_likers`` (``[ms, user_id, ...]``) unless it is
+    loaded already."""
+    return bool(CREATE_STATE(r, [keys.likers(subject_id, comment_id)], [flag, settings.LIKES_STATE_TTL, *flat_likers]))
 
 
 def is_loaded(r: redis.Redis, key: str) -> bool:

@@ -24,6 +24,10 @@ LOCK_MS = 30_000  # a load of a million likers takes a few seconds; the lock out
 WAIT_SECONDS = 20.0  # how long a request waits for a concurrent load before giving up
 CHUNK = 10_000
 ZADD_PAIRS = 1_000  # (score, member) pairs per ZADD command
+# A comment with at most this many likes is loaded in one statement and one script, without
+# the lock; the stream is looked through for its actions up to this many entries.
+SMALL_STATE = 1_000
+SMALL_STREAM = 10_000
 
 
 class LoadTimeout(Exception):
@@ -52,8 +56,12 @@ def from_ms(value: int) -> datetime:
 
 
 def load(r: redis.Redis, *, comment_id: int, subject_id: int) -> None:
-    """Make sure the comment's like state is in Redis, building it from the database under a
-    lock so that concurrent requests build it once; the others wait for it."""
+    """Make sure the comment's like state is in Redis. A comment with few likes and no action
+    waiting in the stream (most comments) is loaded at once (``_load_small``); a big one is
+    built from the database under a lock so that concurrent requests build it once; the
+    others wait for it."""
+    if _load_small(r, comment_id=comment_id, subject_id=subject_id):
+        return
     key = keys.likers(subject_id, comment_id)
     lock_key = keys.rebuild_lock(subject_id, comment_id)
     token = uuid.uuid4().hex
@@ -73,6 +81,27 @@ def load(r: redis.Redis, *, comment_id: int, subject_id: int) -> None:
             raise LoadTimeout(f"like state of comment {comment_id} is still being loaded")
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
+
+
+def _load_small(r: redis.Redis, *, comment_id: int, subject_id: int) -> bool:
+    """Load the state of a comment of at most ``SMALL_STATE`` likes and no action in the stream:
+    one look at the stream, one statement (two when it has likes) and one script that creates
+    the state only if it is still missing, so concurrent loaders need no lock. False when the
+    comment is bigger, has actions waiting, or is gone: ``load``'s careful road takes it.
+
+    The stream is looked at before the database is read, and no action on the comment can be
+    appended until its state exists, so the rows read are the whole truth."""
+    if live.has_pending(r, subject_id=subject_id, comment_id=comment_id, look_at=SMALL_STREAM):
+        return False
+    row = Comment.objects.filter(pk=comment_id).values_list("status", "visibility", "like_count").first()
+    if row is None or row[2] > SMALL_STATE:
+        return False
+    flat = [value for chunk in _active_likers(comment_id, chunked=False) for value in chunk] if row[2] else []
+    live.create_state(
+        r, subject_id=subject_id, comment_id=comment_id,
+        flag=live.sentinel_score(status=row[0], visibility=row[1]), flat_likers=flat,
+    )
+    return True
 
 
 def _build(r: redis.Redis, *, comment_id: int, subject_id: int, token: str) -> None:
@@ -114,15 +143,16 @@ def _build(r: redis.Redis, *, comment_id: int, subject_id: int, token: str) -> N
         live.reflag(r, comment_id=comment_id, subject_id=subject_id, flag=now)
 
 
-def _active_likers(comment_id: int):
+def _active_likers(comment_id: int, *, chunked: bool = True):
     """The comment's likers as flat ``[ms, user_id, ms, user_id, ...]`` chunks, oldest first:
     an index-only scan of ``like_likers_by_time`` on PostgreSQL, which also turns the times
     into integer milliseconds (converting a million ``timestamptz`` values to ``datetime`` took
-    most of a load's time). A server-side cursor, so a million likers arrive in chunks."""
+    most of a load's time). ``chunked``: a server-side cursor, so a million likers arrive in
+    chunks (it costs statements of its own, which a small comment need not pay)."""
     table = connection.ops.quote_name(Like._meta.db_table)
     in_sql = connection.vendor == "postgresql"
     moment = "floor(extract(epoch FROM created_at) * 1000)::bigint" if in_sql else "created_at"
-    with connection.chunked_cursor() as cursor:
+    with (connection.chunked_cursor() if chunked else connection.cursor()) as cursor:
         cursor.execute(
             f"SELECT {moment}, user_id FROM {table} WHERE comment_id = %s AND active ORDER BY created_at, user_id",
             [comment_id],

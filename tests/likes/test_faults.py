@@ -105,6 +105,7 @@ def test_random_interleavings_end_with_each_users_last_action(like_store, seed):
 
 
 def test_concurrent_first_touches_of_a_cold_comment_load_it_once(redis_url, raw_redis, monkeypatch):
+    monkeypatch.setattr(state, "SMALL_STATE", 10)  # 30 likers: the careful road, under the lock
     comment = CommentFactory()
     early = [UserFactory() for _ in range(30)]
     for user in early:
@@ -128,6 +129,59 @@ def test_concurrent_first_touches_of_a_cold_comment_load_it_once(redis_url, raw_
     assert live_count(comment) == 38
     likes_flush()
     assert stored(comment)[0] == 38
+
+
+def test_concurrent_first_touches_of_a_small_cold_comment_create_its_state_once(redis_url, raw_redis, monkeypatch):
+    comment = CommentFactory()
+    early = [UserFactory() for _ in range(30)]
+    for user in early:
+        like_set(comment_id=comment.pk, user=user, liked=True)
+    likes_flush()
+    raw_redis.flushdb()
+    created, builds = [], []
+    real_create = live.create_state
+
+    def counting_create(*args, **kwargs):
+        made = real_create(*args, **kwargs)
+        created.append(made)
+        return made
+
+    monkeypatch.setattr(live, "create_state", counting_create)
+    monkeypatch.setattr(state, "_build", lambda *a, **k: builds.append(1))
+    late = [UserFactory() for _ in range(8)]
+
+    in_threads(8, lambda i: like_set(comment_id=comment.pk, user=late[i], liked=True))
+
+    assert created.count(True) == 1 and builds == []
+    assert live_count(comment) == 38
+    likes_flush()
+    assert stored(comment)[0] == 38
+
+
+def test_a_cold_comment_nobody_likes_loads_with_one_statement(redis_url, raw_redis, django_assert_num_queries):
+    comment = CommentFactory()
+    raw_redis.flushdb()
+    with django_assert_num_queries(1):
+        state.load(state.client(), comment_id=comment.pk, subject_id=comment.subject_id)
+    assert live_count(comment) == 0
+    assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True) == (1, True)
+
+
+def test_a_cold_comment_with_an_action_waiting_in_the_stream_takes_the_careful_road(redis_url, raw_redis, monkeypatch):
+    comment = CommentFactory()
+    fans = [UserFactory() for _ in range(3)]
+    for fan in fans:
+        like_set(comment_id=comment.pk, user=fan, liked=True)
+    # The state is lost while its actions still wait for the flush.
+    raw_redis.delete(keys.likers(comment.subject_id, comment.pk))
+    builds = []
+    real_build = state._build
+    monkeypatch.setattr(state, "_build", lambda *a, **k: builds.append(1) or real_build(*a, **k))
+    like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
+    assert builds == [1]
+    assert live_count(comment) == 4
+    likes_flush()
+    assert stored(comment)[0] == 4
 
 
 def test_after_flushdb_counts_and_liked_flags_come_back_from_the_database(redis_url, raw_redis):
