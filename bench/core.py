@@ -606,12 +606,16 @@ class Bench:
             )
             self._snapshot = (rows, cursor.fetchone())
 
-    def cleanup_posts(self):
-        """Remove the posted comments and put every counter back as it was (the posts went through
+    def cleanup_posts(self, authors=None):
+        """Remove the posted comments (``bench-poster``'s, or those of ``authors``: bench.http
+        posts as several users) and put every counter back as it was (the posts went through
         the service, which kept the counters right; deleting rows underneath it does not)."""
         from django.db import connection, transaction
 
-        removed = self.seed.purge_comments("subject_id = %s AND author_id = %s", [self.subject.pk, self.poster.pk])
+        removed = sum(
+            self.seed.purge_comments("subject_id = %s AND author_id = %s", [self.subject.pk, author.pk])
+            for author in authors or [self.poster]
+        )
         snapshot = getattr(self, "_snapshot", None)
         if snapshot is None:
             return

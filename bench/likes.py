@@ -41,7 +41,6 @@ import os
 import random
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -63,6 +62,7 @@ from bench.core import (
     settle_heap,
 )
 from bench.core import configure as configure_database
+from bench.serving import Server, cpu_used, free_port, proc_cpu, run_wrk_script
 
 START = "<!-- likes:start -->"
 END = "<!-- likes:end -->"
@@ -954,7 +954,7 @@ class LikesBench:
         base = f"http://127.0.0.1:{port}"
         log(f"bench: 2. throughput: gunicorn {self.args.workers} workers x {self.args.threads} threads (gthread) on "
             f"{base}, {generator}, {self.args.connections} connections")
-        server = Server(port, self.args.workers, self.args.threads)
+        server = Server(port, settings_module="bench.likes_settings", workers=self.args.workers, threads=self.args.threads)
         t = self.throughput = {
             "generator": generator, "port": port, "tokens": len(tokens), "comments": len(targets),
             "gunicorn": server.description, "runs": [],
@@ -965,7 +965,7 @@ class LikesBench:
         for comment in targets:
             state.load(self.r, comment_id=comment, subject_id=sid)
         try:
-            server.start(tokens[0])
+            server.start("PUT", EMPTY_PATH, auth(tokens[0]))
             like_paths = [f"/api/v1/comments/{c}/like" for c in targets]
             plans = {"empty": [EMPTY_PATH], "like": like_paths}
             for view in ("empty", "like"):
@@ -1043,110 +1043,7 @@ def live_flush(batch):
     return likes_flush(batch=batch, max_seconds=300)
 
 
-# --- the HTTP server and the load generators ----------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """gunicorn with the bench settings (the application's plus the empty view), RATE_LIMITS=off."""
-
-    def __init__(self, port: int, workers: int, threads: int):
-        self.port = port
-        self.log_path = Path(tempfile.mkstemp(prefix="bench-likes-gunicorn-", suffix=".log")[1])
-        # The production settings (config/gunicorn.py: gthread, one socket per worker), with
-        # this run's pool and port.
-        self.args = [
-            str(Path(sys.executable).parent / "gunicorn"), "-c", str(BASE_DIR / "config" / "gunicorn.py"),
-            "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-            "--threads", str(threads), "--chdir", str(BASE_DIR), "--pythonpath", str(BASE_DIR),
-            "--log-level", "warning", "--graceful-timeout", "5",
-        ]
-        self.description = (
-            f"`gunicorn -c config/gunicorn.py config.wsgi:application -w {workers} --threads {threads}` "
-            "(gthread, `reuse_port`)"
-        )
-        self.proc: subprocess.Popen | None = None
-        self.pid = 0
-
-    def start(self, token: str) -> None:
-        import http.client
-
-        env = dict(os.environ, DJANGO_SETTINGS_MODULE="bench.likes_settings", RATE_LIMITS="off")
-        self.log_file = open(self.log_path, "w")
-        self.proc = subprocess.Popen(self.args, env=env, stdout=self.log_file, stderr=subprocess.STDOUT, cwd=BASE_DIR)
-        self.pid = self.proc.pid
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"gunicorn exited: {self.log_tail()}")
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
-                conn.request("PUT", EMPTY_PATH, headers=auth(token))
-                status = conn.getresponse().status
-                conn.close()
-                if status == 200:
-                    return
-                raise RuntimeError(f"the empty view answered {status}: {self.log_tail()}")
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError("gunicorn did not answer within 30 s")
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-        self.log_file.close()
-
-    def log_tail(self) -> str:
-        try:
-            return self.log_path.read_text()[-2000:]
-        except OSError:
-            return ""
-
-
-def proc_cpu(server_pid: int) -> dict:
-    """CPU seconds used so far by each process of the server (gunicorn master and workers),
-    PostgreSQL and Redis, from /proc: ``{(group, pid): seconds}``."""
-    tick = os.sysconf("SC_CLK_TCK")
-    out = {}
-    procs = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            raw = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        comm = raw[raw.index("(") + 1 : raw.rindex(")")]
-        fields = raw[raw.rindex(")") + 2 :].split()
-        procs[int(entry)] = (comm, int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
-    for pid, (comm, ppid, cpu) in procs.items():
-        if pid == server_pid or ppid == server_pid:
-            out[("gunicorn", pid)] = cpu
-        elif comm.startswith("postgres"):
-            out[("postgres", pid)] = cpu
-        elif comm.startswith("redis-server"):
-            out[("redis", pid)] = cpu
-    return out
-
-
-def cpu_used(before: dict, after: dict) -> dict[str, float]:
-    """CPU seconds per group between two ``proc_cpu`` snapshots (processes that started meanwhile
-    count in full; those that ended are lost)."""
-    used = {"gunicorn": 0.0, "postgres": 0.0, "redis": 0.0}
-    for (group, pid), seconds in after.items():
-        used[group] += seconds - before.get((group, pid), 0.0)
-    return used
+# --- the load generators --------------------------------------------------------------------------
 
 
 WRK_SCRIPT = """
@@ -1177,16 +1074,10 @@ end
 
 
 def run_wrk(workdir: Path, base: str, paths: list[str], tokens: list[str], seconds: float, connections: int) -> dict:
-    script = workdir / "likes.lua"
-    script.write_text(WRK_SCRIPT % {
+    script = WRK_SCRIPT % {
         "tokens": ", ".join(json.dumps(t) for t in tokens), "paths": ", ".join(json.dumps(p) for p in paths),
-    })
-    cmd = ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--timeout", "5s", "-s", str(script), base]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
-    match = re.search(r"^WRK (\{.*\})$", done.stdout, re.M)
-    if done.returncode != 0 or match is None:
-        raise RuntimeError(f"wrk failed: {done.stdout[-1000:]} {done.stderr[-1000:]}")
-    data = json.loads(match.group(1))
+    }
+    data = run_wrk_script(script, base, seconds=seconds, connections=connections, threads=1, workdir=workdir)
     errors = data["connect"] + data["read"] + data["write"] + data["status"] + data["timeout"]
     return {
         "requests": data["requests"], "seconds": data["duration_us"] / 1e6, "errors": errors,

@@ -1,7 +1,8 @@
 """The application's URLs plus ``/api/v1/bench/empty``: an authenticated DRF view that does
-nothing, the baseline of ``bench.likes``'s throughput comparison. It has the like endpoint's
-authentication classes and permission, so both pay for the same middleware, bearer-token lookup
-and DRF dispatch; what the like endpoint costs beyond that is its own work."""
+nothing, the baseline of ``bench.likes``'s throughput comparison and ``bench.http``'s floor of
+writes (likes with PUT/DELETE, posts with POST). It has the like endpoint's authentication
+classes and permission, so both pay for the same middleware, bearer-token lookup and DRF
+dispatch; what the like endpoint costs beyond that is its own work."""
 
 from django.urls import path
 from rest_framework.permissions import IsAuthenticated
@@ -22,7 +23,7 @@ class EmptyView(ApiView):
     def put(self, request):
         return Response({})
 
-    delete = put
+    delete = post = put
 
 
 urlpatterns = [path(EMPTY_PATH.lstrip("/"), EmptyView.as_view(), name="bench-empty"), *application_urls]
