@@ -3,6 +3,8 @@ so every surface (API, widget, console) reports the same failure the same way.""
 
 from __future__ import annotations
 
+from django.db import InterfaceError, OperationalError
+
 
 class CommentsError(Exception):
     code = "invalid"
@@ -53,3 +55,9 @@ class NotAuthenticated(CommentsError):
     code = "not_authenticated"
     status = 401
     default_message = "Authentication credentials were not provided or are invalid."
+
+
+# What the database driver raises when the database is down or unreachable (or a transaction
+# must be retried): the service's failure, not the request's, and one that passes. Readers
+# get a cached page if there is one, everyone else a 503.
+DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)

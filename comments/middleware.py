@@ -7,7 +7,8 @@ import logging
 
 from django.http import HttpRequest
 
-from .api.errors import json_error
+from .api.errors import json_error, unavailable_response
+from .exceptions import DATABASE_UNAVAILABLE
 
 logger = logging.getLogger("comments.api")
 
@@ -26,6 +27,9 @@ class ApiErrorMiddleware:
     def process_exception(self, request, exception):
         if not is_api_request(request):
             return None
+        if isinstance(exception, DATABASE_UNAVAILABLE):
+            logger.warning("Database unavailable on %s %s: %s", request.method, request.path, exception)
+            return unavailable_response()
         logger.exception("Unhandled error on %s %s", request.method, request.path)
         return json_error("server_error", "Something went wrong on our side.", 500)
 

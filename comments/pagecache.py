@@ -29,6 +29,8 @@ process's copies of a subject go at once.
 
 **Failure.** A cache that does not answer is treated as a miss and left alone for
 ``COMMENTS_CACHE_RETRY`` seconds: pages come from the database, slower, and nothing fails.
+A database that does not answer while a page is rebuilt leaves the reader the page's previous
+version, when the cache still has one, marked ``stale``.
 
 Key builders are here and only here. Every key of a subject carries the hash tag
 ``{s<subject id>}``, so a page and its version are read in one ``get_many`` on Redis Cluster too.
@@ -42,12 +44,13 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from django.conf import settings
 from django.core.cache import cache
 
-from . import cachestats
+from . import cachestats, sharedcache
+from .exceptions import DATABASE_UNAVAILABLE
 
 logger = logging.getLogger("comments.cache")
 
@@ -99,36 +102,19 @@ def enabled() -> bool:
 
 # --- the shared cache, guarded ---------------------------------------------------------------
 
-_down_until = 0.0
-
 
 def _usable() -> bool:
-    return enabled() and time.monotonic() >= _down_until
-
-
-def _failed(exc: Exception) -> None:
-    global _down_until
-    logger.warning("page cache unavailable (%s); reading from the database for %.0f s", exc, settings.COMMENTS_CACHE_RETRY)
-    _down_until = time.monotonic() + settings.COMMENTS_CACHE_RETRY
+    return enabled() and sharedcache.available()
 
 
 def _guarded(call: Callable, default=None):
-    """``call()``, or ``default`` when the cache does not answer. Any exception of the cache
-    backend counts: django-redis raises redis-py's connection and timeout errors, and other
-    backends their own."""
-    if not _usable():
-        return default
-    try:
-        return call()
-    except Exception as exc:  # noqa: BLE001 - a cache failure must never fail a read
-        _failed(exc)
-        return default
+    """``call()``, or ``default`` when the page cache is off or the cache does not answer."""
+    return sharedcache.call(call, default) if enabled() else default
 
 
 def reset() -> None:
     """Forget an outage and every hot copy (tests)."""
-    global _down_until
-    _down_until = 0.0
+    sharedcache.reset()
     hot.clear()
 
 
@@ -175,22 +161,26 @@ def site_changed(site_key_: str) -> None:
 # --- entries ---------------------------------------------------------------------------------
 
 
-def shared_entry(subject_id: int, variant: str, build: Callable[[], object], *, stale_ok: bool, fresh: bool = False):
+class Read(NamedTuple):
+    entry: object
+    cached: bool  # from a cache, not built by this reader
+    stale: bool = False  # an older version, served because the database could not rebuild it
+
+
+def shared_entry(subject_id: int, variant: str, build: Callable[[], object], *, stale_ok: bool, fresh: bool = False) -> Read:
     """The entry of a page: from this process's hot copies, the shared cache, or ``build()``
     (which reads the database). ``stale_ok``: while another process rebuilds it, an entry of
     an older version will do. ``fresh``: skip the hot copies (a reader who may have just
-    written, whose write other processes' copies have not seen).
-
-    Returns ``(entry, whether it came from a cache)``."""
+    written, whose write other processes' copies have not seen)."""
     key = entry_key(subject_id, variant)
     if not fresh:
         copy = hot.get(key)
         if copy is not None:
             cachestats.hit()
-            return copy, True
+            return Read(copy, True)
     if not _usable():
         cachestats.miss()
-        return build(), False
+        return Read(build(), False)
     vkey = version_key(subject_id)
     found = _guarded(lambda: cache.get_many([vkey, key]), {})
     token = _current_token(subject_id, found.get(vkey))
@@ -198,24 +188,29 @@ def shared_entry(subject_id: int, variant: str, build: Callable[[], object], *, 
     if held is not None and held[0] == token:
         cachestats.hit()
         hot.offer(subject_id, key, held[1], counted=not fresh)
-        return held[1], True
+        return Read(held[1], True)
     cachestats.miss()
     flight = _flight_key(key)
     won = _guarded(lambda: cache.add(flight, 1, timeout=FLIGHT_SECONDS), True)
     if not won:
         if stale_ok and held is not None:
-            return held[1], True
+            return Read(held[1], True)
         waited = _wait_for(key, token)
         if waited is not None:
-            return waited, True
+            return Read(waited, True)
     try:
         entry = build()
-        _guarded(lambda: cache.set(key, (token, entry), timeout=settings.COMMENTS_PAGE_CACHE_TTL))
+    except DATABASE_UNAVAILABLE:
+        if stale_ok and held is not None:
+            logger.warning("database unavailable: serving subject %s's page %s stale", subject_id, key)
+            return Read(held[1], True, stale=True)
+        raise
     finally:
         if won:
             _guarded(lambda: cache.delete(flight))
+    _guarded(lambda: cache.set(key, (token, entry), timeout=settings.COMMENTS_PAGE_CACHE_TTL))
     hot.offer(subject_id, key, entry, counted=not fresh)
-    return entry, False
+    return Read(entry, False)
 
 
 def _wait_for(key: str, token: str):

@@ -757,7 +757,7 @@ def list_comments(subject: Subject, viewer: Viewer, *, mode: str | None, sort: s
 
 def list_comments_json(
     subject_id: int, user, *, mode: str | None, sort: str | None, limit: int, cursor: str | None, replies: int
-) -> bytes:
+) -> pagecache.Read:
     """``list_comments`` of the subject for ``user`` as the API's JSON bytes, through the shared
     page cache: an anonymous reader gets the shared page as it is; a signed-in reader who sees
     what the public sees gets it with their ``liked`` flags and live like counts laid over it;
@@ -772,16 +772,13 @@ def list_comments_json(
         return encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
 
     if not pagecache.enabled():
-        return page_for(*subject_for_viewer(subject_id, user))
+        return pagecache.Read(page_for(*subject_for_viewer(subject_id, user)), False)
     variant = f"api:{mode or ''}:{sort or ''}:{limit}:{replies}:{cursor or ''}"
     if user is None:
-        entry, _ = pagecache.shared_entry(
-            subject_id, variant, lambda: page_for(*subject_for_viewer(subject_id, None)), stale_ok=True
-        )
-        return entry
+        return pagecache.shared_entry(subject_id, variant, lambda: page_for(*subject_for_viewer(subject_id, None)), stale_ok=True)
     subject, viewer = subject_for_viewer(subject_id, user)
     if viewer.is_moderator or viewer.sees_private:
-        return page_for(subject, viewer)
+        return pagecache.Read(page_for(subject, viewer), False)
     own = []
 
     def public_from_own() -> bytes:
@@ -793,10 +790,10 @@ def list_comments_json(
             c["liked"] = False
         return encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
 
-    entry, cached = pagecache.shared_entry(subject_id, variant, public_from_own, stale_ok=False, fresh=True)
-    if not cached:
-        return own[0]
-    return _with_viewer_likes(entry, subject_id, viewer)
+    read = pagecache.shared_entry(subject_id, variant, public_from_own, stale_ok=False, fresh=True)
+    if not read.cached:
+        return pagecache.Read(own[0], False)
+    return pagecache.Read(_with_viewer_likes(read.entry, subject_id, viewer), True)
 
 
 def _each_comment(items: list[dict]):

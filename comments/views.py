@@ -31,9 +31,9 @@ from rest_framework.exceptions import AuthenticationFailed
 
 from . import pagecache, queries
 from .api.serializers import CommentListParams, ReplyListParams
-from .api.views import query_params
+from .api.views import query_params, stale_marked
 from .authentication import BearerTokenAuthentication
-from .exceptions import CommentsError, NotFound
+from .exceptions import DATABASE_UNAVAILABLE, CommentsError, NotFound
 from .models import GONE_STATUSES, Mode, Site, Status, SubjectState
 
 THEMES = ("light", "dark", "auto")
@@ -148,6 +148,10 @@ def _error(request, *, status: int, message: str, lang: str, site: Site | None =
     return _respond(html, site=site, lang=lang, status=status, any_ancestor=site is None)
 
 
+def _UNAVAILABLE() -> str:
+    return gettext("Comments are unavailable for a moment. Please try again shortly.")
+
+
 def _validation_message(exc: serializers.ValidationError) -> str:
     detail = exc.detail
     if isinstance(detail, dict):
@@ -229,11 +233,12 @@ def embed(request: HttpRequest) -> HttpResponse:
     try:
         params = query_params(request, EmbedParams)
         site, subject_id = queries.embed_target(params["site"], params["key"])
+        stale = False
         if subject_id is None:
             html = _embed_html(request, site, None, params, lang=lang, theme=theme)
         else:
             variant = "embed:" + urlencode(sorted({**{k: str(v) for k, v in params.items()}, "lang": lang, "theme": theme}.items()))
-            html, _ = pagecache.shared_entry(
+            html, _, stale = pagecache.shared_entry(
                 subject_id, variant,
                 lambda: _embed_html(request, site, queries.subject_for_viewer(subject_id, None)[0], params, lang=lang, theme=theme),
                 stale_ok=True,
@@ -248,7 +253,10 @@ def embed(request: HttpRequest) -> HttpResponse:
             else:
                 message = _domain_message(exc)
             return _error(request, status=exc.status, message=message, lang=lang, site=site, theme=theme)
-    return _respond(html, site=site, lang=lang, minified=True)
+    except DATABASE_UNAVAILABLE:
+        with translation.override(lang):
+            return _error(request, status=503, message=_UNAVAILABLE(), lang=lang, site=site, theme=theme)
+    return stale_marked(_respond(html, site=site, lang=lang, minified=True), stale)
 
 
 def _embed_html(request, site: Site, subject, params: dict, *, lang: str, theme: str) -> str:
@@ -368,6 +376,9 @@ def _fragment_view(handler):
         except CommentsError as exc:
             with translation.override(lang):
                 return _error(request, status=exc.status, message=_domain_message(exc), lang=lang)
+        except DATABASE_UNAVAILABLE:
+            with translation.override(lang):
+                return _error(request, status=503, message=_UNAVAILABLE(), lang=lang)
 
     view.__name__ = handler.__name__
     view.__doc__ = handler.__doc__

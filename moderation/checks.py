@@ -21,6 +21,7 @@ import re
 from django.conf import settings
 from django.core.cache import cache
 
+from comments import sharedcache
 from comments.exceptions import Banned, ContentBlocked
 from comments.hooks import ContentCheck, ContentDecision
 from comments.models import ModerationPolicy, Status
@@ -73,7 +74,8 @@ def _spam_signals(check: ContentCheck) -> list[str]:
     if check.comment is None and settings.MODERATION_REPEAT_WINDOW > 0:
         digest = hashlib.sha256(" ".join(check.body.split()).casefold().encode()).hexdigest()[:32]
         key = f"moderation:recent:{check.site.pk}:{check.author.pk}:{digest}"
-        if not cache.add(key, 1, settings.MODERATION_REPEAT_WINDOW):
+        # Without the cache (an outage) no text counts as repeated.
+        if not sharedcache.call(lambda: cache.add(key, 1, settings.MODERATION_REPEAT_WINDOW), True):
             found.append("spam:repeat")
     return found
 

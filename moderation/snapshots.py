@@ -5,7 +5,8 @@ A change bumps a version number in the shared cache (``Snapshot.changed``, calle
 change commits); every process compares its version with the cache's at most once per
 ``MODERATION_WORDS_RECHECK`` seconds and drops what it keeps when they differ, so a change
 reaches every web process and worker within that time, and the process that made it at once.
-If the cache lost the number (restart, eviction), a new one is set and everyone rebuilds once.
+If the cache lost the number (restart, eviction), a new one is set and everyone rebuilds once;
+while the cache is down, each process keeps what it has.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Callable, Generic, Hashable, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
+
+from comments import sharedcache
 
 Value = TypeVar("Value")
 
@@ -38,7 +41,7 @@ class Snapshot(Generic[Value]):
 
     def changed(self) -> None:
         """Tell every process that the source changed (call after the change commits)."""
-        cache.set(self.version_key, uuid.uuid4().hex, None)
+        sharedcache.call(lambda: cache.set(self.version_key, uuid.uuid4().hex, None), None)
         self.forget()
 
     def forget(self) -> None:
@@ -57,13 +60,17 @@ class Snapshot(Generic[Value]):
                 self._values[scope] = value
         return value
 
-    def _current_version(self) -> str:
-        version = cache.get(self.version_key)
-        if version is None:
-            version = uuid.uuid4().hex
-            if not cache.add(self.version_key, version, None):
-                version = cache.get(self.version_key) or version
-        return version
+    def _current_version(self) -> str | None:
+        """The shared version; None while the cache is down (the process keeps what it has)."""
+        def read() -> str:
+            version = cache.get(self.version_key)
+            if version is None:
+                version = uuid.uuid4().hex
+                if not cache.add(self.version_key, version, None):
+                    version = cache.get(self.version_key) or version
+            return version
+
+        return sharedcache.call(read, None)
 
     def _fresh(self) -> None:
         now = time.monotonic()
@@ -71,7 +78,7 @@ class Snapshot(Generic[Value]):
             return
         version = self._current_version()
         with self._lock:
-            if version != self._version:
+            if version is not None and version != self._version:
                 self._values.clear()
                 self._version = version
             self._checked_at = now

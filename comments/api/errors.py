@@ -11,7 +11,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from ..exceptions import CommentsError
+from ..exceptions import DATABASE_UNAVAILABLE, CommentsError
 
 _DRF_CODES = [
     (exceptions.NotAuthenticated, "not_authenticated", 401),
@@ -52,8 +52,23 @@ def _flatten(detail) -> dict[str, list[str]]:
     return {"non_field_errors": [str(detail)]}
 
 
+UNAVAILABLE_MESSAGE = "The service is unavailable for a moment; please try again."
+RETRY_AFTER_SECONDS = 5
+
+
+def unavailable_response() -> JsonResponse:
+    response = json_error("unavailable", UNAVAILABLE_MESSAGE, 503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
 def exception_handler(exc, context):
     headers = {}
+    if isinstance(exc, DATABASE_UNAVAILABLE):
+        set_rollback()
+        return Response(
+            error_body("unavailable", UNAVAILABLE_MESSAGE), status=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)}
+        )
     if isinstance(exc, CommentsError):
         set_rollback()
         return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status)

@@ -71,6 +71,16 @@ def _param_names(serializer_class) -> tuple[tuple[str, bool], ...]:
     return tuple((name, hasattr(field, "child")) for name, field in serializer_class().fields.items())
 
 
+def stale_marked(response, stale: bool):
+    """A page served from the cache because the database could not rebuild it says so."""
+    if stale:
+        response[STALE_HEADER] = "1"
+    return response
+
+
+STALE_HEADER = "X-Comments-Stale"
+
+
 def client_ip(request) -> str | None:
     return request.META.get("REMOTE_ADDR") or None
 
@@ -213,11 +223,11 @@ class SubjectCommentsView(ApiView):
     @extend_schema(parameters=[s.CommentListParams], responses={200: s.CommentPageOut, **error_responses(400, 404)}, summary="List a subject's comments in a display mode")
     def get(self, request, subject_id: int):
         params = query_params(request, s.CommentListParams)
-        body = queries.list_comments_json(
+        read = queries.list_comments_json(
             subject_id, request.user, mode=params.get("mode"), sort=params.get("sort"), limit=params["limit"],
             cursor=params.get("cursor"), replies=params["replies"],
         )
-        return HttpResponse(body, content_type="application/json")
+        return stale_marked(HttpResponse(read.entry, content_type="application/json"), read.stale)
 
     @extend_schema(request=s.CommentIn, responses={201: s.CommentOut, **error_responses(400, 401, 403, 404)}, summary="Post a comment or a reply")
     def post(self, request, subject_id: int):
