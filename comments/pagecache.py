@@ -9,8 +9,8 @@ over the shared page by the caller (``queries.list_comments_json``).
 
 **Versions.** Each subject has a version token in the cache; an entry carries the token it was
 built under and counts only while the subject still has that token. A write that changes what
-readers of the subject see calls ``subject_changed`` after its transaction commits, which
-*deletes* the token; the next reader draws a new random one, so every page of the subject is
+readers of the subject see calls ``subject_changed`` (the services do it at the write and again
+after its transaction commits), which *deletes* the token; the next reader draws a new random one, so every page of the subject is
 rebuilt once, when it is next asked for. Deleting rather than counting up means a write never
 creates a key that nobody reads, and a token lost to eviction can never come back with an old
 value that old entries still carry. The token is read *before* the database is, so an entry
@@ -28,11 +28,12 @@ at all. Other processes' hot copies are not told of a write and live out their s
 process's copies of a subject go at once.
 
 **Failure.** A cache that does not answer is treated as a miss and left alone for
-``COMMENTS_CACHE_RETRY`` seconds: pages come from the database, slower, and nothing fails.
+``COMMENTS_CACHE_RETRY`` seconds (``sharedcache``): pages come from the database, slower, and
+nothing fails.
 A database that does not answer while a page is rebuilt leaves the reader the page's previous
 version, when the cache still has one, marked ``stale``.
 
-Key builders are here and only here. Every key of a subject carries the hash tag
+The page cache's key builders are here and only here. Every key of a subject carries the hash tag
 ``{s<subject id>}``, so a page and its version are read in one ``get_many`` on Redis Cluster too.
 """
 
@@ -134,8 +135,9 @@ def _current_token(subject_id: int, found: str | None) -> str:
 
 
 def subject_changed(subject_id: int) -> None:
-    """Every cached page of the subject is out of date: call after the write's transaction
-    commits (``transaction.on_commit``), so a reader cannot rebuild from rows older than it."""
+    """Every cached page of the subject is out of date. Call it after the write's transaction
+    commits (``transaction.on_commit``), so that no reader keeps a page rebuilt from the rows
+    as they were before it (``comments.services.pages_change`` calls it at the write too)."""
     hot.forget_subject(subject_id)
     _guarded(lambda: cache.delete(version_key(subject_id)))
 
