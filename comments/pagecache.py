@@ -230,6 +230,26 @@ def _wait_for(key: str, token: str):
 # --- hot copies in this process ------------------------------------------------------------
 
 
+def hot_request_copy(subject_id: int, query_string: str):
+    """This process's hot copy of an anonymous reader's page, found by the request's raw query
+    string: a hot page is answered before its query is even validated (it was, when the copy
+    was made)."""
+    copy = hot.get(_request_key(subject_id, query_string))
+    if copy is not None:
+        cachestats.hit()
+    return copy
+
+
+def keep_request_copy(subject_id: int, query_string: str, entry) -> None:
+    """After an anonymous reader's page was served from ``entry``: keep it under the raw query
+    string too, if that is hot (the bytes are shared, not copied)."""
+    hot.offer(subject_id, _request_key(subject_id, query_string), entry, counted=True)
+
+
+def _request_key(subject_id: int, query_string: str) -> str:
+    return f"request:{subject_id}?{query_string}"
+
+
 class HotPages:
     """Entries read often in this process, kept in its memory for a short while.
 

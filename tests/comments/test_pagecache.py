@@ -272,3 +272,20 @@ def test_a_moderators_decision_reaches_the_cached_widget_page(client, client_for
     assert "doubtful words" in embed_page(client, subject)
     client_for(moderator).post(f"{API}/moderation/comments/{comment.pk}/actions", {"action": "reject"}, format="json")
     assert "doubtful words" not in embed_page(client, subject)
+
+
+def test_a_hot_page_is_answered_by_its_raw_query_until_the_subject_changes(api, subject, settings, monkeypatch):
+    from comments.api import views
+
+    settings.COMMENTS_HOT_PAGE_READS = 3
+    comment = CommentFactory(subject=subject)
+    for _ in range(3):
+        page(api, subject, mode="flat")
+    validations = []
+    original = views.query_params
+    monkeypatch.setattr(views, "query_params", lambda *a: validations.append(1) or original(*a))
+    assert ids(page(api, subject, mode="flat")) == [comment.pk]
+    assert validations == []
+    newer = CommentFactory(subject=subject)
+    assert ids(page(api, subject, mode="flat")) == [comment.pk, newer.pk]
+    assert validations == [1]
