@@ -7,7 +7,6 @@ so a parser bug can never let a script through.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 import nh3
 from markdown_it import MarkdownIt
@@ -24,18 +23,29 @@ URL_SCHEMES = {"http", "https", "mailto"}
 MENTION_RE = re.compile(r"(?<![\w@])@([A-Za-z0-9_.+-]{1,150})")
 
 
-@lru_cache(maxsize=1)
-def _markdown() -> MarkdownIt:
+# A body with every kind of link, rendered once when the parser is built (``_build_markdown``).
+_LINKS = "[text](https://example.com/a%20b) <https://example.com/%41> https://example.com/x?y=1#z"
+
+
+def _build_markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": True, "typographer": False})
     md.enable(["linkify", "strikethrough"])
     # Images in comments are a tracking and abuse vector; their syntax stays literal text.
     md.disable("image")
+    # mdurl fills its per-process tables of URL escapes on first use, and publishes each table
+    # before filling it: a thread of a gthread worker that rendered a link meanwhile read a
+    # half-built table (IndexError, a 500, seen under load in bench/http.py). Rendering every
+    # kind of link once, at import (one thread, under the import lock), fills them first.
+    md.render(_LINKS)
     return md
+
+
+_MARKDOWN = _build_markdown()
 
 
 def render_markdown(body: str) -> str:
     """Sanitized HTML for a Markdown body."""
-    raw = _markdown().render(body)
+    raw = _MARKDOWN.render(body)
     return nh3.clean(
         raw,
         tags=ALLOWED_TAGS,

@@ -148,7 +148,7 @@ def _error(request, *, status: int, message: str, lang: str, site: Site | None =
     return _respond(html, site=site, lang=lang, status=status, any_ancestor=site is None)
 
 
-def _UNAVAILABLE() -> str:
+def _unavailable_message() -> str:
     return gettext("Comments are unavailable for a moment. Please try again shortly.")
 
 
@@ -255,7 +255,7 @@ def embed(request: HttpRequest) -> HttpResponse:
             return _error(request, status=exc.status, message=message, lang=lang, site=site, theme=theme)
     except DATABASE_UNAVAILABLE:
         with translation.override(lang):
-            return _error(request, status=503, message=_UNAVAILABLE(), lang=lang, site=site, theme=theme)
+            return _error(request, status=503, message=_unavailable_message(), lang=lang, site=site, theme=theme)
     return stale_marked(_respond(html, site=site, lang=lang, minified=True), stale)
 
 
@@ -378,7 +378,7 @@ def _fragment_view(handler):
                 return _error(request, status=exc.status, message=_domain_message(exc), lang=lang)
         except DATABASE_UNAVAILABLE:
             with translation.override(lang):
-                return _error(request, status=503, message=_UNAVAILABLE(), lang=lang)
+                return _error(request, status=503, message=_unavailable_message(), lang=lang)
 
     view.__name__ = handler.__name__
     view.__doc__ = handler.__doc__
