@@ -755,40 +755,57 @@ def list_comments(subject: Subject, viewer: Viewer, *, mode: str | None, sort: s
 # --- pages through the shared cache (pagecache) ---------------------------------------------
 
 
+def _page_json(page: Page) -> bytes:
+    return encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
+
+
+def hot_list_page(subject_id: int, user, query_string: str) -> bytes | None:
+    """An anonymous reader's page of a hot subject from this process's memory, found by the
+    request's raw query string, before the query is validated (it was, when the copy was kept
+    by ``list_comments_json``); None otherwise."""
+    if _authenticated(user) is not None:
+        return None
+    return pagecache.hot_request_copy(subject_id, query_string)
+
+
 def list_comments_json(
-    subject_id: int, user, *, mode: str | None, sort: str | None, limit: int, cursor: str | None, replies: int
+    subject_id: int, user, *, mode: str | None, sort: str | None, limit: int, cursor: str | None, replies: int,
+    query_string: str = "",
 ) -> pagecache.Read:
-    """``list_comments`` of the subject for ``user`` as the API's JSON bytes, through the shared
-    page cache: an anonymous reader gets the shared page as it is; a signed-in reader who sees
-    what the public sees gets it with their ``liked`` flags and live like counts laid over it;
-    moderators, and readers who see pending, shadow or friends-only comments of the subject
-    (their authors and the authors' mutual followers), get a page of their own from the
-    database."""
+    """``list_comments`` of the subject for ``user`` as the API's JSON bytes (``.entry`` of the
+    answer; ``.stale`` when the database could not rebuild it), through the shared page cache:
+    an anonymous reader gets the shared page as it is (and a hot one is kept under the request's
+    ``query_string`` for ``hot_list_page``); a signed-in reader who sees what the public sees
+    gets it with their ``liked`` flags and live like counts laid over it; moderators, and
+    readers who see pending, shadow or friends-only comments of the subject (their authors and
+    the authors' mutual followers), get a page of their own from the database."""
     user = _authenticated(user)
     options = {"mode": mode, "sort": sort, "limit": limit, "cursor": cursor, "replies": replies}
-
-    def page_for(subject: Subject, viewer: Viewer) -> bytes:
-        page = list_comments(subject, viewer, **options)
-        return encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
-
     if not pagecache.enabled():
-        return pagecache.Read(page_for(*subject_for_viewer(subject_id, user)), False)
+        subject, viewer = subject_for_viewer(subject_id, user)
+        return pagecache.Read(_page_json(list_comments(subject, viewer, **options)), False)
     variant = f"api:{mode or ''}:{sort or ''}:{limit}:{replies}:{cursor or ''}"
     if user is None:
-        return pagecache.shared_entry(subject_id, variant, lambda: page_for(*subject_for_viewer(subject_id, None)), stale_ok=True)
+        read = pagecache.shared_entry(
+            subject_id, variant, lambda: _page_json(list_comments(*subject_for_viewer(subject_id, None), **options)),
+            stale_ok=True,
+        )
+        if not read.stale:
+            pagecache.keep_request_copy(subject_id, query_string, read.entry)
+        return read
     subject, viewer = subject_for_viewer(subject_id, user)
     if viewer.is_moderator or viewer.sees_private:
-        return pagecache.Read(page_for(subject, viewer), False)
+        return pagecache.Read(_page_json(list_comments(subject, viewer, **options)), False)
     own = []
 
     def public_from_own() -> bytes:
         # This viewer's page is the public one but for their "liked" flags (counts are the
         # same for everyone), so one read of the database makes both.
         page = list_comments(subject, viewer, **options)
-        own.append(encoding.dumps({"items": page.items, "next_cursor": page.next_cursor}))
+        own.append(_page_json(page))
         for c in _each_comment(page.items):
             c["liked"] = False
-        return encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
+        return _page_json(page)
 
     read = pagecache.shared_entry(subject_id, variant, public_from_own, stale_ok=False, fresh=True)
     if not read.cached:

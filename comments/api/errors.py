@@ -52,12 +52,13 @@ def _flatten(detail) -> dict[str, list[str]]:
     return {"non_field_errors": [str(detail)]}
 
 
-UNAVAILABLE_MESSAGE = "The service is unavailable for a moment; please try again."
 RETRY_AFTER_SECONDS = 5
 
 
 def unavailable_response() -> JsonResponse:
-    response = json_error("unavailable", UNAVAILABLE_MESSAGE, 503)
+    """The database is down or unreachable: the contract's 503, and when to come back. Inside
+    DRF (``exception_handler``) and outside it (``ApiErrorMiddleware``) alike."""
+    response = json_error("unavailable", "The service is unavailable for a moment; please try again.", 503)
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 
@@ -66,9 +67,7 @@ def exception_handler(exc, context):
     headers = {}
     if isinstance(exc, DATABASE_UNAVAILABLE):
         set_rollback()
-        return Response(
-            error_body("unavailable", UNAVAILABLE_MESSAGE), status=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)}
-        )
+        return unavailable_response()
     if isinstance(exc, CommentsError):
         set_rollback()
         return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status)

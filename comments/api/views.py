@@ -15,7 +15,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import pagecache, queries, services
+from .. import queries, services
 from ..exceptions import NotAuthenticated, NotFound
 from ..sso import verify_payload
 from ..throttling import throttles
@@ -222,19 +222,14 @@ class SubjectCommentsView(ApiView):
 
     @extend_schema(parameters=[s.CommentListParams], responses={200: s.CommentPageOut, **error_responses(400, 404)}, summary="List a subject's comments in a display mode")
     def get(self, request, subject_id: int):
-        # The first page of a hot subject, for the anonymous readers who make most of its reads,
-        # is answered from this process's memory by the raw query string.
-        anonymous = not request.user.is_authenticated
         query_string = request.META.get("QUERY_STRING", "")
-        if anonymous and (copy := pagecache.hot_request_copy(subject_id, query_string)) is not None:
-            return HttpResponse(copy, content_type="application/json")
+        if (hot := queries.hot_list_page(subject_id, request.user, query_string)) is not None:
+            return HttpResponse(hot, content_type="application/json")
         params = query_params(request, s.CommentListParams)
         read = queries.list_comments_json(
             subject_id, request.user, mode=params.get("mode"), sort=params.get("sort"), limit=params["limit"],
-            cursor=params.get("cursor"), replies=params["replies"],
+            cursor=params.get("cursor"), replies=params["replies"], query_string=query_string,
         )
-        if anonymous and not read.stale:
-            pagecache.keep_request_copy(subject_id, query_string, read.entry)
         return stale_marked(HttpResponse(read.entry, content_type="application/json"), read.stale)
 
     @extend_schema(request=s.CommentIn, responses={201: s.CommentOut, **error_responses(400, 401, 403, 404)}, summary="Post a comment or a reply")
