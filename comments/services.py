@@ -210,6 +210,9 @@ def comment_create(
 
     counted = is_counted(decision.status, visibility)
     with transaction.atomic():
+        # Before the subject row is locked: the cache's round trip must not lengthen the time
+        # that every other writer of the subject waits.
+        pages_change(subject.id)
         floor = _take_subject(subject.id, top_level=parent is None, counted=counted)
         if parent is None:
             path, depth, root_id = paths.encode_step(comment_id), 0, None
@@ -248,7 +251,6 @@ def comment_create(
         )
         if counted:
             _apply_count_delta(comment, +1, subject_counted=True)
-        pages_change(subject.id)
         transaction.on_commit(
             lambda: hooks.comment_posted.send(
                 sender=Comment, comment_id=comment.id, subject_id=subject.id,

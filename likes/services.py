@@ -101,9 +101,6 @@ def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = Fals
             raise RuntimeError(f"like rows of {len(pending)} pair(s) could be neither inserted nor found")
         _update_rows(updates)
         _add_like_counts({c: d for c, d in changes.items() if d})
-        # Counts, and with them hot order, of the pages that show these comments.
-        for subject_id in {comment_subjects[c] for c, d in changes.items() if d}:
-            comment_services.pages_change(subject_id)
         if mark_stale:
             for comment_id in {c for c, _ in newest}:
                 StaleLikeState.objects.update_or_create(
@@ -111,6 +108,10 @@ def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = Fals
                     defaults={"subject_id": comment_subjects[comment_id], "created_at": timezone.now()},
                 )
         _pause_point("inside")
+    # Counts, and with them hot order, of the pages that show these comments; told after the
+    # transaction, whose subject row locks posting waits on, not inside it.
+    for subject_id in {comment_subjects[c] for c, d in changes.items() if d}:
+        comment_services.pages_change(subject_id)
     return {c: d for c, d in changes.items() if d}
 
 
