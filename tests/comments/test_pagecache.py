@@ -180,11 +180,17 @@ def test_a_subject_state_change_reaches_the_cached_page(client_for, subject, mod
     assert ids(page(api, subject)) == [reply_target.pk, reply.pk]
 
 
-def test_a_hot_page_is_served_from_the_process_without_the_shared_cache(api, subject, settings, monkeypatch):
+def hot_flat_page(api, subject, settings) -> Comment:
+    """A subject of one comment whose flat page has just become hot in this process."""
     settings.COMMENTS_HOT_PAGE_READS = 3
     comment = CommentFactory(subject=subject)
     for _ in range(3):
         page(api, subject, mode="flat")
+    return comment
+
+
+def test_a_hot_page_is_served_from_the_process_without_the_shared_cache(api, subject, settings, monkeypatch):
+    comment = hot_flat_page(api, subject, settings)
     calls = []
     original = cache.get_many
     monkeypatch.setattr(cache, "get_many", lambda *a, **k: calls.append(a) or original(*a, **k))
@@ -277,10 +283,7 @@ def test_a_moderators_decision_reaches_the_cached_widget_page(client, client_for
 def test_a_hot_page_is_answered_by_its_raw_query_until_the_subject_changes(api, subject, settings, monkeypatch):
     from comments.api import views
 
-    settings.COMMENTS_HOT_PAGE_READS = 3
-    comment = CommentFactory(subject=subject)
-    for _ in range(3):
-        page(api, subject, mode="flat")
+    comment = hot_flat_page(api, subject, settings)
     validations = []
     original = views.query_params
     monkeypatch.setattr(views, "query_params", lambda *a: validations.append(1) or original(*a))

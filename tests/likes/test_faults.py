@@ -104,14 +104,19 @@ def test_random_interleavings_end_with_each_users_last_action(like_store, seed):
         assert live_count(comment) == len(expected)
 
 
-def test_concurrent_first_touches_of_a_cold_comment_load_it_once(redis_url, raw_redis, monkeypatch):
-    monkeypatch.setattr(state, "SMALL_STATE", 10)  # 30 likers: the careful road, under the lock
+def cold_comment_with_likes(raw_redis, likes: int):
+    """A comment with ``likes`` likes, all flushed, whose like state Redis has lost."""
     comment = CommentFactory()
-    early = [UserFactory() for _ in range(30)]
-    for user in early:
+    for user in [UserFactory() for _ in range(likes)]:
         like_set(comment_id=comment.pk, user=user, liked=True)
     likes_flush()
     raw_redis.flushdb()
+    return comment
+
+
+def test_concurrent_first_touches_of_a_cold_comment_load_it_once(redis_url, raw_redis, monkeypatch):
+    monkeypatch.setattr(state, "SMALL_STATE", 10)  # 30 likers: the careful road, under the lock
+    comment = cold_comment_with_likes(raw_redis, 30)
     builds = []
     real_build = state._build
 
@@ -132,12 +137,7 @@ def test_concurrent_first_touches_of_a_cold_comment_load_it_once(redis_url, raw_
 
 
 def test_concurrent_first_touches_of_a_small_cold_comment_create_its_state_once(redis_url, raw_redis, monkeypatch):
-    comment = CommentFactory()
-    early = [UserFactory() for _ in range(30)]
-    for user in early:
-        like_set(comment_id=comment.pk, user=user, liked=True)
-    likes_flush()
-    raw_redis.flushdb()
+    comment = cold_comment_with_likes(raw_redis, 30)
     created, builds = [], []
     real_create = live.create_state
 
