@@ -52,7 +52,7 @@ from bench import core
 from bench.core import BASE_DIR, DEFAULT_OUTPUT, percentile
 from bench.likes import EMPTY_PATH as AUTH_EMPTY_PATH
 from bench.likes import drain, drop_states, issue_tokens
-from bench.serving import Server, free_port, run_wrk_script, server_env
+from bench.serving import LOAD_ENV_TEXT, Server, free_port, run_wrk_script, server_env
 
 START, END = "<!-- http:start -->", "<!-- http:end -->"
 NOTES_START, NOTES_END = "<!-- http-notes:start -->", "<!-- http-notes:end -->"
@@ -104,10 +104,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-sync", action="store_true", help="skip the comparison with plain sync workers")
     parser.add_argument("--reseed", action="store_true", help="rebuild bench.core's dataset")
     parser.add_argument(
+        "--only", help="comma-separated scenario keys (e.g. post,like_hot,hot_mix) measured alone, with their floors; "
+        "for working on one scenario: no deep pages, walks or comparison, and no report unless --output is given",
+    )
+    parser.add_argument(
         "--output", default=str(DEFAULT_OUTPUT),
         help="Markdown report whose http section is written ('-' for none; default docs/benchmarks.md)",
     )
     args = parser.parse_args(argv)
+    if args.only and "--output" not in (argv if argv is not None else sys.argv):
+        args.output = "-"
     if args.seconds is None:
         args.seconds = 2.0 if args.quick else 8.0
     if args.threads is None:
@@ -461,8 +467,8 @@ def walk(port: int, path: str, params: dict, pages: int | None = None) -> Walk:
 
 class CeleryWorker:
     """``celery -A config worker -B`` with the server's environment: beat queues the like flush
-    every ``LIKES_FLUSH_INTERVAL`` and the worker runs it, and the second moderation check of
-    every post, as in production. Beat's schedule file goes to a temporary directory."""
+    every ``LIKES_FLUSH_INTERVAL`` and the worker runs it, and the queued second moderation
+    checks of the posts every ``MODERATION_RECHECK_INTERVAL``, as in production. Beat's schedule file goes to a temporary directory."""
 
     def __init__(self):
         self.dir = Path(tempfile.mkdtemp(prefix="bench-http-celery-"))
@@ -472,7 +478,7 @@ class CeleryWorker:
             "--schedule", str(self.dir / "celerybeat-schedule"), "--loglevel", "warning",
         ]
         self.command_line = (
-            f"DJANGO_SETTINGS_MODULE={SETTINGS_MODULE} RATE_LIMITS=off .venv/bin/celery -A config worker -B "
+            f"DJANGO_SETTINGS_MODULE={SETTINGS_MODULE} {LOAD_ENV_TEXT} .venv/bin/celery -A config worker -B "
             "--loglevel warning"
         )
         self.proc: subprocess.Popen | None = None
@@ -808,17 +814,27 @@ class HttpBench:
         return f"the Celery worker had flushed the like events {took:.1f} s after the run"
 
     def wait_for_moderation(self, limit: float = 300) -> str:
+        """Until the second checks of the posts ran: the Redis queue of checks (read in
+        batches by the worker's beat task) and the broker's moderation queue are empty."""
+        from likes import live
+        from moderation.services import RECHECK_STREAM
+
+        def waiting() -> int | None:
+            tasks = queued_messages("moderation")
+            r = live.client()
+            return None if tasks is None else tasks + (live.stream_length(r, RECHECK_STREAM) if r else 0)
+
         started = time.perf_counter()
-        waiting = queued_messages("moderation")
-        while waiting and time.perf_counter() - started < limit:
+        left = waiting()
+        while left and time.perf_counter() - started < limit:
             time.sleep(0.5)
-            waiting = queued_messages("moderation")
+            left = waiting()
         took = time.perf_counter() - started
-        if waiting is None:
+        if left is None:
             return "the moderation queue's length is unknown (the broker did not say)"
-        if waiting:
-            return f"{waiting:,} moderation tasks still queued {took:.0f} s after the run"
-        return f"the Celery worker had taken every second moderation check of the posts {took:.1f} s after the run"
+        if left:
+            return f"{left:,} second moderation checks still queued {took:.0f} s after the run"
+        return f"the Celery worker had run every second moderation check of the posts {took:.1f} s after the run"
 
     def measure(self, load: Load, *, cold: bool) -> None:
         """Check, floor before, [server restarted cold, cold run], warm run, background work
@@ -954,6 +970,18 @@ class HttpBench:
             self.measure(loads[key], cold=False)
         self.stop_server(self.server, "gthread")
         self.server = None
+
+    def run_only(self, keys: list[str]) -> None:
+        """The scenarios named, each measured as the full run measures it (reads cold then
+        warm, writes once), with their floors before and after."""
+        self.floor_loads = self.floors()
+        self.restart(cold=False)
+        loads = self.loads({})
+        unknown = [key for key in keys if key not in loads]
+        if unknown:
+            raise SystemExit(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(loads)}")
+        for key in keys:
+            self.measure(loads[key], cold=loads[key].method == "GET")
 
     def run_sync_comparison(self, loads: dict[str, Load]) -> None:
         """The main scenarios on two servers side by side, the config's gthread workers and plain
@@ -1185,9 +1213,10 @@ def render(bench: HttpBench, info: dict, started: datetime, took: float, notes: 
         f"by like count chosen with weight 1/k^{ZIPF_EXPONENT:g}; uniform: any published public comment. The like "
         "events are flushed by the Celery worker (beat, every second) during the run; the benchmark waits for the "
         "stream to empty before the floor after it.",
-        f"- **posts**: top-level comments with unique bodies by {POSTERS} users; `RATE_LIMITS=off` in the server's "
-        "environment. The second moderation check of each runs in the Celery worker; the benchmark waits for the "
-        "moderation queue to empty before the floor after it. The posts are removed and the counters restored at the "
+        f"- **posts**: top-level comments with unique bodies by {POSTERS} users; `{LOAD_ENV_TEXT}` in the server's "
+        "and the worker's environment (the users stand in for many people: each posts about as fast as a wrk "
+        "connection can). The second moderation checks of the posts are queued in Redis and run in batches by the "
+        "Celery worker (beat, every second); the benchmark waits for the queue to empty before the floor after it. The posts are removed and the counters restored at the "
         "end (as `bench.core` does).",
         "",
         "### Results",
@@ -1273,10 +1302,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         bench.worker = CeleryWorker()
         bench.worker.start()
-        bench.run_floors_only()
-        loads = bench.run_reads(args.quick)
-        bench.run_writes(loads, args.quick)
-        if not (args.quick or args.no_sync):
+        if args.only:
+            bench.run_only([key.strip() for key in args.only.split(",") if key.strip()])
+        else:
+            bench.run_floors_only()
+            loads = bench.run_reads(args.quick)
+            bench.run_writes(loads, args.quick)
+        if not (args.quick or args.no_sync or args.only):
             bench.run_sync_comparison(loads)
         completed = True
     except KeyboardInterrupt:

@@ -8,6 +8,7 @@ deadlocking on each other's comment rows.
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -88,7 +89,7 @@ def _initial_status(site: Site, author: User, is_moderator: bool) -> str:
 
 def _apply_count_delta(comment: Comment, delta: int, *, subject_counted: bool = False) -> None:
     """Add ``delta`` (+1/-1) to every counter ``comment`` takes part in; the subject's are
-    left alone when ``subject_counted`` (``_take_subject`` did them).
+    left alone when ``subject_counted`` (the caller did them).
 
     Call inside the transaction that changes the comment, after locking its subject row.
     """
@@ -100,9 +101,8 @@ def _apply_count_delta(comment: Comment, delta: int, *, subject_counted: bool = 
         )
     if top_level:
         return
-    ancestors = comment.ancestor_ids()
-    direct_parents = {comment.root_id, comment.reply_to_id}
-    Comment.objects.filter(pk__in=set(ancestors) | direct_parents).update(
+    ancestors, direct_parents = _counted_ancestors(comment)
+    Comment.objects.filter(pk__in={*ancestors, *direct_parents}).update(
         descendant_count=F("descendant_count")
         + Case(When(pk__in=ancestors, then=Value(delta)), default=Value(0)),
         reply_count=F("reply_count")
@@ -110,29 +110,134 @@ def _apply_count_delta(comment: Comment, delta: int, *, subject_counted: bool = 
     )
 
 
-def _take_subject(subject_id: int, *, top_level: bool, counted: bool) -> int:
-    """The first step of posting, in one statement: lock the subject row (the lock order's
-    first step), count the new comment in it when ``counted``, and take the next top-level
-    floor when ``top_level``; returns the subject's floor sequence."""
-    step, delta = int(top_level), int(counted)
+def _store_new_comment(comment: Comment, content: CommentContent, *, counted: bool) -> int:
+    """Store a new comment and its content, take its floor and count it (when ``counted``) in
+    its subject and, for a reply, in its ancestors; returns the floor. A top-level comment's
+    floor comes from the subject's sequence, a reply's from its thread's (the top-level
+    comment's ``reply_floor_seq``); both are taken under the row's lock in the transaction that
+    inserts, so floors stay unique and gap-free.
+
+    On PostgreSQL all of it is one statement, run in autocommit unless the caller holds a
+    transaction, so the subject row is locked only while the server runs it and commits: no
+    round trip to this process (which may be waiting for the GIL behind other threads) happens
+    while every other writer of the subject waits.
+
+    The subject's cached pages are dropped once the comment is committed, and only then: a
+    reader reads the subject's version before the rows, so a page rebuilt from the rows as
+    they were carries a version the deletion made old."""
+    if connection.vendor == "postgresql":
+        floor = _store_new_comment_in_one_statement(comment, content, counted=counted)
+    else:
+        floor = _store_new_comment_step_by_step(comment, content, counted=counted)
+    transaction.on_commit(lambda: pagecache.subject_changed(comment.subject_id))
+    comment._state.adding = content._state.adding = False
+    comment._state.db = content._state.db = connection.alias
+    return floor
+
+
+def _counted_ancestors(comment: Comment) -> tuple[list[int], list[int]]:
+    """Of a reply: the comments whose ``descendant_count`` counts it (every ancestor in the
+    tree) and those whose ``reply_count`` does (its top-level comment and the one it answers)."""
+    return comment.ancestor_ids(), sorted({comment.root_id, comment.reply_to_id})
+
+
+_COMMENT_COLUMNS = (
+    "id, subject_id, author_id, reply_to_id, root_id, path, depth, floor, status, visibility, pinned, featured, "
+    "like_count, reply_count, descendant_count, reply_floor_seq, created_at, edited_at"
+)
+_CONTENT_COLUMNS = "comment_id, subject_id, body, html, mentions, author_ip, user_agent"
+
+
+def _store_new_comment_in_one_statement(comment: Comment, content: CommentContent, *, counted: bool) -> int:
+    subject_table, comment_table, content_table = (
+        connection.ops.quote_name(model._meta.db_table) for model in (Subject, Comment, CommentContent)
+    )
+    delta = int(counted)
+    top_level = comment.depth == 0
+    if top_level:
+        # The subject row: the floor and the counters.
+        steps = (
+            f"taken AS (UPDATE {subject_table} SET floor_seq = floor_seq + 1, comment_count = comment_count + %s, "
+            "root_count = root_count + %s WHERE id = %s RETURNING floor_seq AS floor)"
+        )
+        step_params = [delta, delta, comment.subject_id]
+        floor_from = "taken"
+    else:
+        # The subject row's counter first (the lock order: the one-time filter below runs this
+        # before any comment row is touched), then the thread's rows: the top-level comment's
+        # floor sequence and every counter the reply takes part in, in one UPDATE (a statement
+        # may change a row only once).
+        ancestors, direct = _counted_ancestors(comment)
+        steps = (
+            f"subject AS (UPDATE {subject_table} SET comment_count = comment_count + %s WHERE id = %s RETURNING id), "
+            f"taken AS (UPDATE {comment_table} SET "
+            "reply_floor_seq = reply_floor_seq + CASE WHEN id = %s THEN 1 ELSE 0 END, "
+            "descendant_count = descendant_count + CASE WHEN id = ANY(%s::bigint[]) THEN %s ELSE 0 END, "
+            "reply_count = reply_count + CASE WHEN id = ANY(%s::bigint[]) THEN %s ELSE 0 END "
+            "WHERE id = ANY(%s::bigint[]) AND (SELECT count(*) FROM subject) = 1 "
+            "RETURNING id, reply_floor_seq AS floor)"
+        )
+        step_params = [
+            delta, comment.subject_id, comment.root_id, ancestors, delta, direct, delta,
+            sorted({*ancestors, *direct}),
+        ]
+        floor_from = f"taken WHERE taken.id = {int(comment.root_id)}"
+    sql = (
+        f"WITH {steps}, "
+        f"stored AS (INSERT INTO {comment_table} ({_COMMENT_COLUMNS}) "
+        # Cast: in a SELECT list, unlike VALUES, parameters get no type from the target column.
+        "SELECT %s::bigint, %s::bigint, %s::bigint, %s::bigint, %s::bigint, %s::text, %s::smallint, taken.floor, "
+        f"%s::text, %s::text, false, false, 0, 0, 0, 0, %s::timestamptz, NULL FROM {floor_from} "
+        "RETURNING id, floor), "
+        f"stored_content AS (INSERT INTO {content_table} ({_CONTENT_COLUMNS}) "
+        "SELECT stored.id, %s::bigint, %s::text, %s::text, %s::jsonb, %s::inet, %s::text FROM stored) "
+        "SELECT floor FROM stored"
+    )
+    params = [
+        *step_params,
+        comment.id, comment.subject_id, comment.author_id, comment.reply_to_id, comment.root_id, comment.path,
+        comment.depth, comment.status, comment.visibility, comment.created_at,
+        content.subject_id, content.body, content.html, json.dumps(content.mentions), content.author_ip, content.user_agent,
+    ]
     with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        # The subject or the thread was deleted since they were read: nothing was stored.
+        raise NotFound("The discussion or the comment replied to no longer exists.")
+    return row[0]
+
+
+def _store_new_comment_step_by_step(comment: Comment, content: CommentContent, *, counted: bool) -> int:
+    """The same as one statement, for databases without data-modifying CTEs (SQLite, which
+    runs one writer at a time anyway)."""
+    top_level = comment.depth == 0
+    delta = int(counted)
+    with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {connection.ops.quote_name(Subject._meta.db_table)} SET floor_seq = floor_seq + %s, "
             "comment_count = comment_count + %s, root_count = root_count + %s WHERE id = %s RETURNING floor_seq",
-            [step, delta, delta * step, subject_id],
+            [int(top_level), delta, delta * int(top_level), comment.subject_id],
         )
-        return cursor.fetchone()[0]
-
-
-def _next_value(table: str, column: str, row_id: int) -> int:
-    """Increment a sequence column and return its new value in one statement (this also takes
-    the row lock, so concurrent writers queue)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} SET {column} = {column} + 1 WHERE id = %s RETURNING {column}",
-            [row_id],
-        )
-        return cursor.fetchone()[0]
+        row = cursor.fetchone()
+        if row is None:
+            raise NotFound("The discussion no longer exists.")
+        comment.floor = row[0]
+        if not top_level:
+            cursor.execute(
+                f"UPDATE {connection.ops.quote_name(Comment._meta.db_table)} SET reply_floor_seq = reply_floor_seq + 1 "
+                "WHERE id = %s RETURNING reply_floor_seq",
+                [comment.root_id],
+            )
+            row = cursor.fetchone()
+            if row is None:
+                raise NotFound("The comment replied to no longer exists.")
+            comment.floor = row[0]
+        comment.save(force_insert=True)
+        content.save(force_insert=True)
+        if counted and not top_level:
+            _apply_count_delta(comment, +1, subject_counted=True)
+    return comment.floor
 
 
 def _lock_subject(subject_id: int) -> None:
@@ -173,7 +278,7 @@ def comment_create(
     viewer: Viewer | None = None,
 ) -> Comment:
     """Post a comment: validate, check, render, then floor + insert + counters in one
-    transaction. Raises a ``CommentsError`` subclass for anything the caller must refuse.
+    transaction (one statement on PostgreSQL). Raises a ``CommentsError`` subclass for anything the caller must refuse.
     ``viewer`` is the author's role on the site when the caller already loaded it. The
     comment comes back with its subject and its content row attached."""
     body = check_body(body)
@@ -208,55 +313,33 @@ def comment_create(
     comment_id = new_id()
     now = created_at or timezone.now()
 
-    counted = is_counted(decision.status, visibility)
-    with transaction.atomic():
-        # Before the subject row is locked: the cache's round trip must not lengthen the time
-        # that every other writer of the subject waits.
-        pages_change(subject.id)
-        floor = _take_subject(subject.id, top_level=parent is None, counted=counted)
-        if parent is None:
-            path, depth, root_id = paths.encode_step(comment_id), 0, None
+    if parent is None:
+        path, depth, root_id = paths.encode_step(comment_id), 0, None
+    else:
+        root_id = parent.root_id or parent.id
+        if parent.depth >= settings.COMMENTS_MAX_DEPTH:
+            # At the depth cap a reply is stored as its target's sibling; reply_to still names
+            # the target, so "reply to @name" stays right.
+            path, depth = paths.child_path(paths.parent_path(parent.path), comment_id), parent.depth
         else:
-            root_id = parent.root_id or parent.id
-            floor = _next_value("comment_index", "reply_floor_seq", root_id)
-            if parent.depth >= settings.COMMENTS_MAX_DEPTH:
-                # At the depth cap a reply is stored as its target's sibling; reply_to still
-                # names the target, so "reply to @name" stays right.
-                path = paths.child_path(paths.parent_path(parent.path), comment_id)
-                depth = parent.depth
-            else:
-                path = paths.child_path(parent.path, comment_id)
-                depth = parent.depth + 1
-        comment = Comment.objects.create(
-            id=comment_id,
-            subject_id=subject.id,
-            author=author,
-            reply_to=parent,
-            root_id=root_id,
-            path=path,
-            depth=depth,
-            floor=floor,
-            status=decision.status,
-            visibility=visibility,
-            created_at=now,
+            path, depth = paths.child_path(parent.path, comment_id), parent.depth + 1
+    comment = Comment(
+        id=comment_id, subject_id=subject.id, author=author, reply_to=parent, root_id=root_id, path=path,
+        depth=depth, floor=0, status=decision.status, visibility=visibility, created_at=now,
+    )
+    content = CommentContent(
+        comment=comment, subject_id=subject.id, body=decision.body, html=html, mentions=mentions,
+        author_ip=author_ip, user_agent=(user_agent or "")[:512],
+    )
+    counted = is_counted(decision.status, visibility)
+    comment.floor = _store_new_comment(comment, content, counted=counted)
+    # Outside a caller's transaction the comment is committed by now and this runs at once.
+    transaction.on_commit(
+        lambda: hooks.comment_posted.send(
+            sender=Comment, comment_id=comment.id, subject_id=subject.id,
+            status=comment.status, visibility=comment.visibility, reasons=decision.reasons,
         )
-        CommentContent.objects.create(
-            comment=comment,
-            subject_id=subject.id,
-            body=decision.body,
-            html=html,
-            mentions=mentions,
-            author_ip=author_ip,
-            user_agent=(user_agent or "")[:512],
-        )
-        if counted:
-            _apply_count_delta(comment, +1, subject_counted=True)
-        transaction.on_commit(
-            lambda: hooks.comment_posted.send(
-                sender=Comment, comment_id=comment.id, subject_id=subject.id,
-                status=comment.status, visibility=comment.visibility, reasons=decision.reasons,
-            )
-        )
+    )
     comment.subject = subject
     return comment
 

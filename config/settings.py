@@ -144,6 +144,12 @@ CELERY_TASK_ROUTES = {
     "moderation.*": {"queue": "moderation"},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The second check of new and edited comments is queued in the Redis of like state (a stream,
+# LIKES_REDIS_URL) and run in batches this often; without that Redis, one task per comment.
+MODERATION_RECHECK_INTERVAL = env_float("MODERATION_RECHECK_INTERVAL", 1.0)
+# Queued checks read by a worker that died are taken over after this many seconds.
+MODERATION_RECHECK_RECLAIM = env_float("MODERATION_RECHECK_RECLAIM", 30.0)
+
 CELERY_BEAT_SCHEDULE = {
     "comments.reconcile_recent": {
         "task": "comments.reconcile_recent",
@@ -154,6 +160,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(env_int("MODERATION_FEATURE_INTERVAL", 3600)),
     },
     "moderation.expire_claims": {"task": "moderation.expire_claims", "schedule": 60.0},
+    "moderation.recheck_queued": {
+        "task": "moderation.recheck_queued",
+        "schedule": MODERATION_RECHECK_INTERVAL,
+        "options": {"expires": max(5.0, 5 * MODERATION_RECHECK_INTERVAL)},
+    },
     "likes.flush": {
         "task": "likes.flush",
         "schedule": LIKES_FLUSH_INTERVAL,

@@ -507,11 +507,23 @@ def _unchanged(response, **options):
 def acknowledge(r: redis.Redis, stream: str, entry_ids: list[str], touched: list[tuple[int, int]]) -> None:
     """Acknowledge and delete applied entries; the touched comments' state may expire again."""
     pipe = r.pipeline(transaction=False)
-    pipe.xack(stream, keys.FLUSH_GROUP, *entry_ids)
-    pipe.xdel(stream, *entry_ids)
+    _forget(pipe, stream, entry_ids)
     for comment_id, subject_id in touched:
         pipe.expire(keys.likers(subject_id, comment_id), settings.LIKES_STATE_TTL)
     pipe.execute()
+
+
+def forget_entries(r: redis.Redis, stream: str, entry_ids: list[str]) -> None:
+    """Acknowledge and delete entries that were dealt with (another stream read with
+    ``read_events``: moderation's queue of second checks)."""
+    pipe = r.pipeline(transaction=False)
+    _forget(pipe, stream, entry_ids)
+    pipe.execute()
+
+
+def _forget(pipe, stream: str, entry_ids: list[str]) -> None:
+    pipe.xack(stream, keys.FLUSH_GROUP, *entry_ids)
+    pipe.xdel(stream, *entry_ids)
 
 
 def drop_idle_consumers(r: redis.Redis, stream: str) -> int:

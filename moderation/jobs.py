@@ -1,5 +1,5 @@
-"""The background work of moderation (run by ``tasks.py``): the second check of new comments,
-the re-scan after a word list change, and featuring top comments. Each is idempotent: running
+"""The background work of moderation (run by ``tasks.py``): the second check of new comments
+(queued, and run in batches), the re-scan after a word list change, and featuring top comments. Each is idempotent: running
 it twice leaves what running it once did.
 
 Nothing here unpublishes a comment without a moderator's decision, except a ``block`` word,
@@ -8,9 +8,11 @@ which holds the comment (``pending``) for review; other findings open or join re
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 from django.conf import settings
+from django.db.models import Count
 from django.utils import timezone
 
 from comments.ids import id_floor_at
@@ -18,9 +20,11 @@ from comments.models import Comment, CommentContent, Status
 
 from . import words
 from .models import AuditEntry
-from .services import comment_hold, review_task_open
+from .services import RECHECK_STREAM, comment_hold, review_task_open
 
 _CHECKED = (Status.PUBLISHED, Status.PENDING, Status.SHADOW)
+RECHECK_BATCH = 500  # queued second checks read, checked and acknowledged together
+RECHECK_MAX_SECONDS = 30.0  # a run stops taking batches after this long; the next goes on
 
 
 def _word_findings(site_id: int, body: str) -> tuple[list[str], bool]:
@@ -31,35 +35,85 @@ def _word_findings(site_id: int, body: str) -> tuple[list[str], bool]:
     return reasons, any(h.action == "block" for h in hits)
 
 
-def _act_on(comment: Comment, site_id: int, reasons: list[str], blocked: bool, why: str) -> None:
+def _act_on(comment_id: int, site_id: int, reasons: list[str], blocked: bool, why: str) -> None:
     if not reasons:
         return
     if blocked:
-        comment_hold(comment_id=comment.pk, site_id=site_id, why=why)
-    review_task_open(comment_id=comment.pk, reasons=reasons)
+        comment_hold(comment_id=comment_id, site_id=site_id, why=why)
+    review_task_open(comment_id=comment_id, reasons=reasons)
 
 
 def comment_recheck(*, comment_id: int) -> list[str]:
-    """The second check of a new or edited comment: the word lists as they are now (they may
-    have changed since the request), and the author's recent record on the site, which the
-    request path does not read: many rejected comments lately, or a burst of posts."""
-    comment = Comment.objects.select_related("subject").filter(pk=comment_id, status__in=_CHECKED).first()
-    content = CommentContent.objects.filter(pk=comment_id).values_list("body", flat=True).first()
-    if comment is None or content is None:
-        return []
-    site_id = comment.subject.site_id
-    reasons, blocked = _word_findings(site_id, content)
-    if comment.author_id is not None:
-        now = timezone.now()
-        by_author = Comment.objects.filter(author_id=comment.author_id, subject__site_id=site_id)
-        rejected = by_author.filter(status=Status.REJECTED, id__gte=id_floor_at(now - timedelta(days=7))).count()
-        if rejected >= settings.MODERATION_REJECTED_LIMIT:
+    """The second check of one comment (``comments_recheck``); its reasons."""
+    return comments_recheck(comment_ids=[comment_id]).get(comment_id, [])
+
+
+def comments_recheck(*, comment_ids: list[int]) -> dict[int, list[str]]:
+    """The second check of new or edited comments, a batch in a few statements: the word lists
+    as they are now (they may have changed since the request), and each author's recent record
+    on the site, which the request path does not read: many rejected comments lately, or a
+    burst of posts. Returns the reasons found, by comment (gone comments are skipped)."""
+    rows = list(
+        Comment.objects.filter(pk__in=comment_ids, status__in=_CHECKED).values_list("pk", "author_id", "subject__site_id")
+    )
+    bodies = dict(CommentContent.objects.filter(pk__in=[pk for pk, _, _ in rows]).values_list("pk", "body"))
+    authors = {(author_id, site_id) for _, author_id, site_id in rows if author_id is not None}
+    now = timezone.now()
+    rejected = _recent_counts(authors, since=now - timedelta(days=7), status=Status.REJECTED)
+    posted = _recent_counts(authors, since=now - timedelta(minutes=1))
+    found = {}
+    for pk, author_id, site_id in rows:
+        if pk not in bodies:
+            continue
+        reasons, blocked = _word_findings(site_id, bodies[pk])
+        if rejected.get((author_id, site_id), 0) >= settings.MODERATION_REJECTED_LIMIT:
             reasons.append("author:rejections")
-        burst = by_author.filter(id__gte=id_floor_at(now - timedelta(minutes=1))).count()
-        if burst > settings.MODERATION_BURST_LIMIT:
+        if posted.get((author_id, site_id), 0) > settings.MODERATION_BURST_LIMIT:
             reasons.append("spam:burst")
-    _act_on(comment, site_id, reasons, blocked, "second check")
-    return reasons
+        _act_on(pk, site_id, reasons, blocked, "second check")
+        found[pk] = reasons
+    return found
+
+
+def _recent_counts(authors: set[tuple[int, int]], *, since, status: str | None = None) -> dict[tuple[int, int], int]:
+    """How many comments each ``(author, site)`` wrote since ``since`` (of ``status`` only,
+    when given), in one statement for every pair."""
+    if not authors:
+        return {}
+    recent = Comment.objects.filter(
+        author_id__in={a for a, _ in authors}, subject__site_id__in={s for _, s in authors}, id__gte=id_floor_at(since)
+    )
+    if status is not None:
+        recent = recent.filter(status=status)
+    counts = recent.values_list("author_id", "subject__site_id").annotate(n=Count("pk")).order_by()
+    return {(author_id, site_id): n for author_id, site_id, n in counts if (author_id, site_id) in authors}
+
+
+def rechecks_run_queued() -> int:
+    """Run the second checks queued in Redis (``services.recheck_request``), in batches, until
+    the queue is empty or ``RECHECK_MAX_SECONDS`` have passed; returns how many comments were
+    checked. A batch is acknowledged once checked: one read by a worker that died is taken
+    over by a later run after ``MODERATION_RECHECK_RECLAIM`` seconds, and checked again
+    (harmless: the check is idempotent)."""
+    from likes import live
+
+    r = live.client()
+    if r is None:
+        return 0
+    consumer = live.consumer_name()
+    reclaim_ms = int(settings.MODERATION_RECHECK_RECLAIM * 1000)
+    checked = 0
+    started = time.monotonic()
+    while time.monotonic() - started < RECHECK_MAX_SECONDS:
+        entries = live.read_events(r, RECHECK_STREAM, consumer, RECHECK_BATCH, reclaim_ms)
+        if not entries:
+            break
+        ids = sorted({int(fields[1]) for _, fields in entries if len(fields) == 2 and fields[1].isdigit()})
+        comments_recheck(comment_ids=ids)
+        live.forget_entries(r, RECHECK_STREAM, [entry_id for entry_id, _ in entries])
+        checked += len(ids)
+    live.drop_idle_consumers(r, RECHECK_STREAM)
+    return checked
 
 
 def comments_rescan(*, site_id: int | None, hours: int = 24) -> int:
@@ -80,7 +134,7 @@ def comments_rescan(*, site_id: int | None, hours: int = 24) -> int:
             reasons, blocked = _word_findings(comment.subject.site_id, bodies.get(comment.pk, ""))
             if reasons:
                 found += 1
-                _act_on(comment, comment.subject.site_id, reasons, blocked, "word list re-scan")
+                _act_on(comment.pk, comment.subject.site_id, reasons, blocked, "word list re-scan")
         last = batch[-1].pk
 
 

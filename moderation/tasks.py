@@ -13,6 +13,12 @@ def recheck_comment(comment_id: int) -> list[str]:
     return jobs.comment_recheck(comment_id=comment_id)
 
 
+@shared_task(name="moderation.recheck_queued", acks_late=True, ignore_result=True)
+def recheck_queued() -> int:
+    """The second checks queued in Redis, in batches (beat, every ``MODERATION_RECHECK_INTERVAL``)."""
+    return jobs.rechecks_run_queued()
+
+
 @shared_task(name="moderation.rescan_recent", acks_late=True, ignore_result=True)
 def rescan_recent(site_id: int | None = None, hours: int = 24) -> int:
     """After a word list change: recent comments checked against the new list."""

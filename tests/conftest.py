@@ -1,4 +1,7 @@
+import os
+
 import pytest
+import redis
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
@@ -42,6 +45,44 @@ def _page_cache_on(settings):
     turns it off, its local-memory cache being one per process; a test is one process), so
     every read-after-write of the suite checks that the write reached the cached pages."""
     settings.COMMENTS_PAGE_CACHE_TTL = 300
+
+
+def _test_redis_url() -> str:
+    return os.environ.get("TEST_REDIS_URL") or os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/15"
+
+
+@pytest.fixture
+def redis_url(settings):
+    """The Redis of live state (like state, event streams, moderation's queue of second
+    checks): the suite's Redis (``TEST_REDIS_URL``, else the one ``REDIS_URL`` names, else
+    ``redis://127.0.0.1:6379/15``) on both run modes, emptied before and after the test."""
+    from likes import live
+
+    url = _test_redis_url()
+    connection = redis.Redis.from_url(url, decode_responses=True)
+    connection.flushdb()
+    settings.LIKES_REDIS_URL = url
+    live.reset()
+    yield url
+    connection.flushdb()
+    live.reset()
+
+
+@pytest.fixture
+def raw_redis(redis_url):
+    return redis.Redis.from_url(redis_url, decode_responses=True)
+
+
+@pytest.fixture
+def no_redis(settings):
+    """No Redis of live state: the embedded default's road (likes straight to the database,
+    a task per second check)."""
+    from likes import live
+
+    settings.LIKES_REDIS_URL = None
+    live.reset()
+    yield
+    live.reset()
 
 
 @pytest.fixture

@@ -32,28 +32,47 @@ def _post_concurrently(jobs):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_floors_stay_gapless_and_unique_under_concurrent_posting():
+def test_floors_stay_gapless_and_unique_under_sixteen_concurrent_posters():
+    """Sixteen writers on one subject: eight post top-level comments, eight reply in one
+    thread (to its top-level comment and to a reply two levels down), while a moderator keeps
+    taking a reply of that thread down and putting it back, which locks the subject and then
+    the comment. Floors stay unique and gap-free in the subject and in the thread, no writer
+    deadlocks, and every counter is exact: the reconcile finds nothing to fix."""
     subject = SubjectFactory()
-    users = [UserFactory() for _ in range(6)]
+    users = [UserFactory() for _ in range(16)]
+    moderator = UserFactory()
     root = CommentFactory(subject=subject, author=users[0])
+    middle = CommentFactory(subject=subject, author=users[1], reply_to=root)
+    deep = CommentFactory(subject=subject, author=users[2], reply_to=middle)
+    posts = 6
 
-    def poster(user, n, reply_to):
+    def poster(user, reply_to):
         def job():
-            for i in range(n):
+            for i in range(posts):
                 services.comment_create(subject=subject, author=user, body=f"{user.username} {i}", reply_to_id=reply_to)
         return job
 
-    jobs = [poster(u, 8, None) for u in users[:3]] + [poster(u, 8, root.id) for u in users[3:]]
-    _post_concurrently(jobs)
+    def moderate():
+        for i in range(2 * posts):
+            to = Status.REJECTED if i % 2 == 0 else Status.PUBLISHED
+            services.comment_set_status(comment_id=middle.id, to_status=to, actor=moderator)
+
+    jobs = [poster(u, None) for u in users[:8]]
+    jobs += [poster(u, root.id if n % 2 else deep.id) for n, u in enumerate(users[8:])]
+    _post_concurrently([*jobs, moderate])
 
     top = list(Comment.objects.filter(subject=subject, depth=0).values_list("floor", flat=True))
     replies = list(Comment.objects.filter(root=root).values_list("floor", flat=True))
-    assert sorted(top) == list(range(1, 26))
-    assert sorted(replies) == list(range(1, 25))
+    assert sorted(top) == list(range(1, 8 * posts + 2))
+    assert sorted(replies) == list(range(1, 8 * posts + 3))
     subject.refresh_from_db()
-    assert (subject.comment_count, subject.root_count, subject.floor_seq) == (49, 25, 25)
+    assert (subject.comment_count, subject.root_count, subject.floor_seq) == (16 * posts + 3, 8 * posts + 1, 8 * posts + 1)
     root.refresh_from_db()
-    assert root.reply_count == 24
+    assert (root.reply_count, root.descendant_count) == (8 * posts + 2, 8 * posts + 2)
+    deep.refresh_from_db()
+    assert (deep.reply_count, deep.descendant_count) == (4 * posts, 4 * posts)
+    report = services.subject_reconcile_counters(subject_id=subject.id)
+    assert (report.fixed_subject, report.fixed_comments) == (False, 0)
 
 
 def test_floors_are_never_reused_after_a_deletion(subject, user):

@@ -106,9 +106,14 @@ def _worker_database_url() -> str:
 
 
 @pytest.mark.filterwarnings("ignore::celery.exceptions.AlwaysEagerIgnored")
-def test_a_real_worker_runs_the_second_check_of_a_new_comment(site, subject, moderator, tmp_path):
-    """The receivers enqueue ``moderation.recheck_comment`` to a broker; a worker process runs it."""
+@pytest.mark.parametrize("road", ["task", "queue"])
+def test_a_real_worker_runs_the_second_check_of_a_new_comment(road, site, subject, moderator, tmp_path, redis_url):
+    """A worker process runs the second check: from a ``moderation.recheck_comment`` task on
+    the broker (the road without Redis), or from the Redis queue when the beat task
+    ``moderation.recheck_queued`` runs."""
     import redis as redis_client
+
+    from moderation.services import recheck_request
 
     broker = os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:6379/13")
     redis_client.Redis.from_url(broker).flushdb()
@@ -118,7 +123,7 @@ def test_a_real_worker_runs_the_second_check_of_a_new_comment(site, subject, mod
     assert not ReviewTask.objects.exists()
     env = {
         **os.environ, "DATABASE_URL": _worker_database_url(), "CELERY_BROKER_URL": broker,
-        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY", "test"),
+        "LIKES_REDIS_URL": redis_url, "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY", "test"),
     }
     root = Path(__file__).resolve().parents[2]
     log = open(tmp_path / "worker.log", "w")
@@ -135,7 +140,11 @@ def test_a_real_worker_runs_the_second_check_of_a_new_comment(site, subject, mod
             assert worker.poll() is None and time.monotonic() < deadline, (tmp_path / "worker.log").read_text()[-3000:]
             time.sleep(0.2)
         with app.connection_for_write(broker) as conn:
-            app.send_task("moderation.recheck_comment", args=[comment.id], queue="moderation", connection=conn)
+            if road == "task":
+                app.send_task("moderation.recheck_comment", args=[comment.id], queue="moderation", connection=conn)
+            else:
+                recheck_request(comment.id)  # onto the Redis stream, as a post does
+                app.send_task("moderation.recheck_queued", queue="moderation", connection=conn)  # as beat does
         deadline = time.monotonic() + 60
         while not ReviewTask.objects.filter(comment_id=comment.id).exists():
             assert worker.poll() is None, (tmp_path / "worker.log").read_text()[-3000:]
