@@ -324,7 +324,12 @@ function init(args)
     end
     for k = 1, #paths do cdf[k] = cdf[k] / total end
   end
-  if method == "GET" and pick == "one" and #tokens == 0 then fixed = wrk.format("GET", paths[1]) end
+  if method == "GET" and pick == "one" and #tokens == 0 then fixed = wrk.format("GET", paths[1], browser_headers()) end
+end
+
+-- What every browser sends; the service answers hot pages compressed to those who accept it.
+function browser_headers()
+  return {["Accept-Encoding"] = "gzip, deflate, br"}
 end
 
 local function choose()
@@ -348,7 +353,7 @@ function request()
   if fixed then return fixed end
   sent = sent + 1
   local i = choose()
-  local headers = {}
+  local headers = browser_headers()
   local user = 0
   if #own_tokens > 0 then
     user = sent % #own_tokens + 1
@@ -1181,7 +1186,8 @@ def render(bench: HttpBench, info: dict, started: datetime, took: float, notes: 
         f"- server: `{f.get('gunicorn_gthread')}`; each start picks a free port",
         f"- worker: `{bench.worker.command_line if bench.worker else '(not started)'}`, broker `{f.get('broker')}`",
         f"- load: `wrk -t{a.wrk_threads} -c{a.connections} -d{max(1, round(a.seconds))}s` with a Lua script (keep-alive "
-        "connections); its `response()` sums the middleware's headers per wrk thread. Latencies are wrk's, client "
+        "connections; every request says `Accept-Encoding: gzip, deflate, br`, as browsers do); its `response()` "
+        "sums the middleware's headers per wrk thread. Latencies are wrk's, client "
         "side over loopback; wrk shares the 2 CPUs with the server, PostgreSQL, Redis and the Celery worker.",
         f"- data: `bench.core`'s subject `{bench.subject.key}` (id {bench.subject.pk}): {f['comments']:,} comments, "
         f"{f['likeable']:,} of them published and public; {f['background']:,} background subjects of the same site "

@@ -759,13 +759,14 @@ def _page_json(page: Page) -> bytes:
     return encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
 
 
-def hot_list_page(subject_id: int, user, query_string: str) -> bytes | None:
+def hot_list_page(subject_id: int, user, query_string: str, *, gzip: bool = False) -> tuple[bytes, bool] | None:
     """An anonymous reader's page of a hot subject from this process's memory, found by the
     request's raw query string, before the query is validated (it was, when the copy was kept
-    by ``list_comments_json``); None otherwise."""
+    by ``list_comments_json``): ``(body, compressed)``, gzip-compressed when ``gzip``; None
+    otherwise."""
     if _authenticated(user) is not None:
         return None
-    return pagecache.hot_request_copy(subject_id, query_string)
+    return pagecache.hot_request_copy(subject_id, query_string, gzip=gzip)
 
 
 def list_comments_json(

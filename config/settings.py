@@ -213,9 +213,13 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "COERCE_DECIMAL_TO_STRING": False,
+    # The API speaks JSON only: no ``?format=``, so the content negotiation of a request does
+    # not parse its query string (a hot page is answered without ever parsing it).
+    "URL_FORMAT_OVERRIDE": None,
 }
 if DEBUG:
     REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append("rest_framework.renderers.BrowsableAPIRenderer")
+    REST_FRAMEWORK["URL_FORMAT_OVERRIDE"] = "format"
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Comment service API",

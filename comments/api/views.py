@@ -4,10 +4,12 @@ query, and returns what it got; no rule lives here."""
 from __future__ import annotations
 
 import functools
+import re
 import threading
 
 from django.contrib.auth import authenticate
 from django.http import HttpResponse
+from django.utils.cache import patch_vary_headers
 from django.middleware.csrf import get_token
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -79,6 +81,21 @@ def stale_marked(response, stale: bool):
 
 
 STALE_HEADER = "X-Comments-Stale"
+_GZIP = re.compile(r"\bgzip\b")
+
+
+def accepts_gzip(request) -> bool:
+    return bool(_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
+
+
+def json_bytes_response(body: bytes, compressed: bool = False) -> HttpResponse:
+    """A page's JSON bytes as they are, gzip-compressed or not; either way the answer depends
+    on the request's Accept-Encoding, and says so to caches."""
+    response = HttpResponse(body, content_type="application/json")
+    if compressed:
+        response["Content-Encoding"] = "gzip"
+    patch_vary_headers(response, ("Accept-Encoding",))
+    return response
 
 
 def client_ip(request) -> str | None:
@@ -223,14 +240,15 @@ class SubjectCommentsView(ApiView):
     @extend_schema(parameters=[s.CommentListParams], responses={200: s.CommentPageOut, **error_responses(400, 404)}, summary="List a subject's comments in a display mode")
     def get(self, request, subject_id: int):
         query_string = request.META.get("QUERY_STRING", "")
-        if (hot := queries.hot_list_page(subject_id, request.user, query_string)) is not None:
-            return HttpResponse(hot, content_type="application/json")
+        hot = queries.hot_list_page(subject_id, request.user, query_string, gzip=accepts_gzip(request))
+        if hot is not None:
+            return json_bytes_response(*hot)
         params = query_params(request, s.CommentListParams)
         read = queries.list_comments_json(
             subject_id, request.user, mode=params.get("mode"), sort=params.get("sort"), limit=params["limit"],
             cursor=params.get("cursor"), replies=params["replies"], query_string=query_string,
         )
-        return stale_marked(HttpResponse(read.entry, content_type="application/json"), read.stale)
+        return stale_marked(json_bytes_response(read.entry), read.stale)
 
     @extend_schema(request=s.CommentIn, responses={201: s.CommentOut, **error_responses(400, 401, 403, 404)}, summary="Post a comment or a reply")
     def post(self, request, subject_id: int):
