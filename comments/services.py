@@ -278,9 +278,10 @@ def comment_create(
     viewer: Viewer | None = None,
 ) -> Comment:
     """Post a comment: validate, check, render, then floor + insert + counters in one
-    transaction (one statement on PostgreSQL). Raises a ``CommentsError`` subclass for anything the caller must refuse.
-    ``viewer`` is the author's role on the site when the caller already loaded it. The
-    comment comes back with its subject and its content row attached."""
+    transaction (one statement on PostgreSQL). Raises a ``CommentsError`` subclass for
+    anything the caller must refuse. ``viewer`` is the author's role on the site when the
+    caller already loaded it. The comment comes back with its subject and its content row
+    attached. No ``post_save`` signal is sent: the core's hook is ``comment_posted``."""
     body = check_body(body)
     if visibility not in Visibility.values:
         raise InvalidInput("Unknown visibility.", fields={"visibility": [f"Must be one of {Visibility.values}."]})

@@ -1,6 +1,6 @@
 """The background work of moderation (run by ``tasks.py``): the second check of new comments
-(queued, and run in batches), the re-scan after a word list change, and featuring top comments. Each is idempotent: running
-it twice leaves what running it once did.
+(queued, and run in batches), the re-scan after a word list change, and featuring top
+comments. Each is idempotent: running it twice leaves what running it once did.
 
 Nothing here unpublishes a comment without a moderator's decision, except a ``block`` word,
 which holds the comment (``pending``) for review; other findings open or join review tasks.

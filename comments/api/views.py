@@ -9,8 +9,8 @@ import threading
 
 from django.contrib.auth import authenticate
 from django.http import HttpResponse
-from django.utils.cache import patch_vary_headers
 from django.middleware.csrf import get_token
+from django.utils.cache import patch_vary_headers
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
