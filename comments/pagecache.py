@@ -58,9 +58,11 @@ from .exceptions import DATABASE_UNAVAILABLE
 
 logger = logging.getLogger("comments.cache")
 
+# A hot copy is compressed at most once per COMMENTS_HOT_PAGE_SECONDS: the default level's
+# smaller output is worth its time.
+GZIP_LEVEL = 6
 # How long a rebuild flag holds: longer than a page takes to build, short enough that a builder
 # that died is soon replaced.
-GZIP_LEVEL = 6  # a hot copy is compressed once a second at most: the default level's size is worth it
 FLIGHT_SECONDS = 5
 # How long a reader that lost the flight waits for the winner's entry before building it itself.
 FLIGHT_WAIT_SECONDS = 0.25
