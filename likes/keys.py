@@ -34,3 +34,16 @@ def rebuild_lock(subject_id: int, comment_id: int) -> str:
 def events(subject_id: int) -> str:
     """Stream of like/unlike actions of one subject, drained by the flush."""
     return f"{_tag(subject_id)}:ev"
+
+
+def pending(subject_id: int) -> str:
+    """Hash: comment id -> how many of its actions wait in the subject's stream (no field: none).
+    Kept by the like script and the flush's acknowledgement, so a cold comment is told to have
+    no action waiting without looking through the stream."""
+    return f"{_tag(subject_id)}:pending"
+
+
+def written(subject_id: int) -> str:
+    """Sorted set: comment id -> when (Redis clock, ms) the flush last wrote its actions to the
+    rows, for the last ``live.WRITTEN_WINDOW_MS``: rows read before that moment may miss them."""
+    return f"{_tag(subject_id)}:written"

@@ -8,8 +8,11 @@ cardinality - 1; "did I like it" = the member's score; the likers list = a range
 Each like or unlike is one Lua script: it changes the set and appends the action, as absolute
 state ("user U likes / does not like comment C"), to the subject's event stream, which the
 flush (``services.likes_flush``) drains into the database. The script runs only on a loaded
-key; on a missing one it answers "cold" and the caller rebuilds the state from the database
-first (``services.like_state_load``).
+key; on a missing one it first creates the state from the rows the caller read, when those
+rows cannot be behind: no action of the comment waits in the stream (a count per comment,
+``keys.pending``, kept by the script and the flush) and the flush wrote none to the rows since
+they were read (``keys.written``). Otherwise it answers "cold" and the caller reads the rows,
+or loads the state carefully (``state.load``).
 
 When Redis is not configured, or failed within the last ``LIKES_REDIS_RETRY`` seconds,
 ``client()`` answers None and callers use the database alone.
@@ -23,6 +26,7 @@ import os
 import socket
 import threading
 import time
+from dataclasses import dataclass
 
 import redis
 from django.conf import settings
@@ -135,19 +139,67 @@ class Script:
         return ("EVALSHA", self.sha, len(keys_), *keys_, *args)
 
 
-# KEYS: likers, events. ARGV: user id, 1 (like) | 0 (unlike), comment id, 1 when the caller
-# checked that the user may see the comment (else only an OPEN comment is liked).
-# -> {count, liked, events in the stream now}; {-1, 0} when the state is not loaded; {-2, 0}
-# when it needs the check.
+# How long the flush remembers that it wrote a comment's actions to the rows (``keys.written``):
+# a state is created from rows read before the create only if no write came in meanwhile, and a
+# read is used for that only while it is younger than ``READ_MAX_AGE`` (state.py), far within.
+WRITTEN_WINDOW_MS = 60_000
+
+# Lua shared by the scripts that create a comment's state from rows read by the caller.
+# may_create: no action of the comment waits in the stream, and the flush wrote none to the
+# rows after ``since`` (Redis ms): then the rows read after ``since`` are the whole truth,
+# because no action can be appended while the state is missing.
+_CREATING = (
+    """
+local function now_ms()
+  local now = redis.call('TIME')
+  return tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+end
+local function may_create(pending, written, comment, since)
+  if redis.call('HEXISTS', pending, comment) == 1 then return false end
+  local at = redis.call('ZSCORE', written, comment)
+  return not (at and tonumber(at) >= since)
+end
+local function create(likers, flag, ttl, first)
+  redis.call('ZADD', likers, flag, '0')
+  for i = first, #ARGV, 2000 do
+    redis.call('ZADD', likers, unpack(ARGV, i, math.min(i + 1999, #ARGV)))
+  end
+  redis.call('EXPIRE', likers, ttl)
+end
+local WRITTEN_WINDOW_MS = """
+    + str(WRITTEN_WINDOW_MS)
+    + "\n"
+)
+
+# KEYS: likers, events, pending, written. ARGV: user id, 1 (like) | 0 (unlike), comment id,
+# 1 when the caller checked that the user may see the comment (else only an OPEN comment is
+# liked); then, to create the state if it is missing (none: only answer), its flag, the Redis time
+# after which the rows were read ('' for "some seconds ago": then no flush of the comment
+# within ``WRITTEN_WINDOW_MS`` is allowed), the ttl, and the likers as score, member pairs.
+# -> {count, liked, events in the stream now}; {-1, now} when the state is missing and the
+# rows read from now on may create it; {-3, 0} when it is missing and only the careful load
+# may (actions wait in the stream, or were flushed after the rows were read); {-2, 0} when
+# the comment needs the check.
 # The action is appended even when it changes nothing here: the state may be behind the
 # database (written directly during an outage), and the flush applies the newest action.
 LIKE = Script(
-    """
+    _CREATING
+    + """
+local now = now_ms()
 local flag = redis.call('ZSCORE', KEYS[1], '0')
-if not flag then return {-1, 0} end
+if not flag then
+  if not ARGV[5] then
+    if redis.call('HEXISTS', KEYS[3], ARGV[3]) == 1 then return {-3, 0} end
+    return {-1, now}
+  end
+  local since = now - WRITTEN_WINDOW_MS
+  if ARGV[6] ~= '' then since = tonumber(ARGV[6]) end
+  if not may_create(KEYS[3], KEYS[4], ARGV[3], since) then return {-3, 0} end
+  create(KEYS[1], ARGV[5], ARGV[7], 8)
+  flag = ARGV[5]
+end
 if ARGV[4] ~= '1' and tonumber(flag) ~= -1 then return {-2, 0} end
-local now = redis.call('TIME')
-local at = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local at = now
 if ARGV[2] == '1' then
   local old = redis.call('ZSCORE', KEYS[1], ARGV[1])
   if old then at = tonumber(old) else redis.call('ZADD', KEYS[1], at, ARGV[1]) end
@@ -155,6 +207,7 @@ else
   redis.call('ZREM', KEYS[1], ARGV[1])
 end
 redis.call('XADD', KEYS[2], '*', 'a', ARGV[3] .. ':' .. ARGV[1] .. ':' .. ARGV[2] .. ':' .. string.format('%d', at))
+redis.call('HINCRBY', KEYS[3], ARGV[3], 1)
 redis.call('PERSIST', KEYS[1])
 return {redis.call('ZCARD', KEYS[1]) - 1, tonumber(ARGV[2]), redis.call('XLEN', KEYS[2])}
 """
@@ -174,31 +227,63 @@ return 0
 """
 )
 
-# KEYS: events stream. ARGV: "<comment id>:", how many entries to look at most.
-# -> 1 when an action on the comment is in the stream, or the stream is longer than that.
-HAS_PENDING = Script(
-    """
-local entries = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', ARGV[2])
-if #entries >= tonumber(ARGV[2]) then return 1 end
-local prefix = ARGV[1]
-for _, entry in ipairs(entries) do
-  local value = entry[2][2]
-  if value and string.sub(value, 1, #prefix) == prefix then return 1 end
-end
-return 0
+# KEYS: likers, pending, written. ARGV: comment id, flag, Redis time after which the rows were
+# read, ttl seconds, then score, member, score, member ...
+# Creates a comment's state unless it exists (a concurrent load got there first: 0) or the rows
+# may be behind (see ``may_create``: -1). -> 1 if made.
+CREATE_STATE = Script(
+    _CREATING
+    + """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if not may_create(KEYS[2], KEYS[3], ARGV[1], tonumber(ARGV[3])) then return -1 end
+create(KEYS[1], ARGV[2], ARGV[4], 5)
+return 1
 """
 )
 
-# KEYS: likers. ARGV: flag, ttl seconds, then score, member, score, member ...
-# Creates a comment's state unless it exists (a concurrent load got there first). -> 1 if made.
-CREATE_STATE = Script(
-    """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[1], '0')
-for i = 3, #ARGV, 2000 do
-  redis.call('ZADD', KEYS[1], unpack(ARGV, i, math.min(i + 1999, #ARGV)))
+# KEYS: pending. ARGV: comment id.
+# -> {1 when an action of the comment waits in the stream, else 0; Redis time in ms}.
+COLD_CHECK = Script(
+    _CREATING
+    + """
+return {redis.call('HEXISTS', KEYS[1], ARGV[1]), now_ms()}
+"""
+)
+
+# KEYS: stream, pending, written, then the likers of each comment whose entries are
+# acknowledged. ARGV: consumer group, ttl, t (how many such comments), then t pairs (comment
+# id, how many of its entries), then those entries' ids, comment by comment, then the ids of
+# entries that are no action. Acknowledges and deletes the entries; an entry deleted here
+# (not already by another flush that applied it too) is no longer pending for its comment; a
+# comment with no action left waiting may expire again, and is remembered as just written.
+ACKNOWLEDGE = Script(
+    _CREATING
+    + """
+local now = now_ms()
+local group, ttl, t = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local at = 4 + 2 * t
+for j = 1, t do
+  local comment, n = ARGV[2 + 2 * j], tonumber(ARGV[3 + 2 * j])
+  local gone = 0
+  for i = at, at + n - 1 do
+    redis.call('XACK', KEYS[1], group, ARGV[i])
+    gone = gone + redis.call('XDEL', KEYS[1], ARGV[i])
+  end
+  at = at + n
+  local left = tonumber(redis.call('HGET', KEYS[2], comment) or '0') - gone
+  if left > 0 then
+    redis.call('HSET', KEYS[2], comment, left)
+  else
+    redis.call('HDEL', KEYS[2], comment)
+    redis.call('EXPIRE', KEYS[3 + j], ttl)
+  end
+  redis.call('ZADD', KEYS[3], now, comment)
 end
-redis.call('EXPIRE', KEYS[1], ARGV[2])
+for i = at, #ARGV do
+  redis.call('XACK', KEYS[1], group, ARGV[i])
+  redis.call('XDEL', KEYS[1], ARGV[i])
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - WRITTEN_WINDOW_MS)
 return 1
 """
 )
@@ -343,17 +428,46 @@ def _remember_registered(subject_id: int, at: float) -> None:
     _registered[subject_id] = at
 
 
-def like(r: redis.Redis, *, subject_id: int, comment_id: int, user_id: int, liked: bool, checked: bool):
-    """Apply one action; ``(count, liked)``, None when the comment's state is not loaded, or
-    ``NEEDS_CHECK`` when the comment is not OPEN and ``checked`` is false.
+@dataclass(frozen=True, slots=True)
+class Cold:
+    """``like``'s answer when the comment's state is missing: rows read from now on (``since``,
+    Redis time in ms) may create it."""
+
+    since: int
+
+
+LOAD_CAREFULLY = "load carefully"  # ``like``'s answer when only ``state.load`` may make the state
+
+
+@dataclass(frozen=True, slots=True)
+class Creation:
+    """A missing state for ``like`` to create first: the sentinel's ``flag``, the likers as
+    ``[ms, user_id, ...]``, and ``since``, the Redis time (ms) after which they were read; None
+    when they were read before any word with Redis, less than ``state.READ_MAX_AGE`` ago."""
+
+    flag: int
+    flat_likers: list[int]
+    since: int | None = None
+
+
+def like(r: redis.Redis, *, subject_id: int, comment_id: int, user_id: int, liked: bool, checked: bool,
+         create: Creation | None = None):
+    """Apply one action; ``(count, liked)``; ``NEEDS_CHECK`` when the comment is not OPEN and
+    ``checked`` is false. When the comment's state is missing, ``create`` makes it first if
+    the rows it was read from cannot be behind; else the answer is ``Cold`` (read the rows and
+    call again) or ``LOAD_CAREFULLY`` (actions wait in the stream, or were written to the rows
+    after ``create`` was read: ``state.load``).
 
     An appended action always belongs to a registered subject: the subject is registered
     before the action is appended, in the same round trip, unless this process registered it
     less than ``REGISTER_EVERY`` seconds ago. An action that finds its stream otherwise empty
     registers the subject again at once: Redis may have lost the registration with the
     stream (a restart, ``FLUSHALL``) since this process made it."""
-    keys_ = [keys.likers(subject_id, comment_id), keys.events(subject_id)]
+    keys_ = [keys.likers(subject_id, comment_id), keys.events(subject_id), keys.pending(subject_id), keys.written(subject_id)]
     args = [user_id, int(liked), comment_id, int(checked)]
+    if create is not None:
+        since = "" if create.since is None else create.since
+        args += [create.flag, since, settings.LIKES_STATE_TTL, *create.flat_likers]
     started = time.monotonic()
     register = started - _registered.get(subject_id, -REGISTER_EVERY) >= REGISTER_EVERY
     registration = ("ZADD", keys.DIRTY_SUBJECTS, now_ms(), subject_id)
@@ -364,7 +478,9 @@ def like(r: redis.Redis, *, subject_id: int, comment_id: int, user_id: int, like
         raise result
     count, now_liked = result[0], result[1]
     if count == -1:
-        return None
+        return Cold(since=now_liked)
+    if count == -3:
+        return LOAD_CAREFULLY
     if count == -2:
         return NEEDS_CHECK
     if not register and result[2] == 1:
@@ -417,16 +533,21 @@ def publish(r: redis.Redis, build_key: str, key: str) -> bool:
     return bool(PUBLISH(r, [build_key, key], [settings.LIKES_STATE_TTL]))
 
 
-def has_pending(r: redis.Redis, *, subject_id: int, comment_id: int, look_at: int) -> bool:
-    """Whether an action on the comment waits in its subject's stream (or the stream holds
-    more than ``look_at`` entries, too many to look through here)."""
-    return bool(HAS_PENDING(r, [keys.events(subject_id)], [f"{comment_id}:", look_at]))
+def cold_check(r: redis.Redis, *, subject_id: int, comment_id: int) -> tuple[bool, int]:
+    """``(pending, since)``: whether an action of the comment waits in its subject's stream,
+    and the Redis time (ms) of the answer, after which rows read are complete if none does."""
+    pending, since = COLD_CHECK(r, [keys.pending(subject_id)], [comment_id])
+    return bool(pending), since
 
 
-def create_state(r: redis.Redis, *, subject_id: int, comment_id: int, flag: int, flat_likers: list) -> bool:
-    """Create the comment's state from ``flat_likers`` (``[ms, user_id, ...]``) unless it is
-    loaded already."""
-    return bool(CREATE_STATE(r, [keys.likers(subject_id, comment_id)], [flag, settings.LIKES_STATE_TTL, *flat_likers]))
+def create_state(r: redis.Redis, *, subject_id: int, comment_id: int, creation: Creation) -> bool | None:
+    """Create the comment's state from ``creation`` unless it is loaded already (False), or
+    the rows may be behind (None: ``may_create`` in the scripts). True when made."""
+    made = CREATE_STATE(
+        r, [keys.likers(subject_id, comment_id), keys.pending(subject_id), keys.written(subject_id)],
+        [comment_id, creation.flag, creation.since, settings.LIKES_STATE_TTL, *creation.flat_likers],
+    )
+    return None if made == -1 else bool(made)
 
 
 def is_loaded(r: redis.Redis, key: str) -> bool:
@@ -504,13 +625,25 @@ def _unchanged(response, **options):
     return response
 
 
-def acknowledge(r: redis.Redis, stream: str, entry_ids: list[str], touched: list[tuple[int, int]]) -> None:
-    """Acknowledge and delete applied entries; the touched comments' state may expire again."""
-    pipe = r.pipeline(transaction=False)
-    _forget(pipe, stream, entry_ids)
-    for comment_id, subject_id in touched:
-        pipe.expire(keys.likers(subject_id, comment_id), settings.LIKES_STATE_TTL)
-    pipe.execute()
+def acknowledge(r: redis.Redis, subject_id: int, entries: list[tuple[str, int | None]]) -> None:
+    """Acknowledge and delete applied entries, ``(entry id, comment id or None when it held no
+    action)``, in one script: their comments count them no longer pending; those with none
+    left may expire again, and are remembered as just written (``keys.written``)."""
+    by_comment: dict[int, list[str]] = {}
+    loose = []
+    for entry_id, comment_id in entries:
+        if comment_id is None:
+            loose.append(entry_id)
+        else:
+            by_comment.setdefault(comment_id, []).append(entry_id)
+    stream = keys.events(subject_id)
+    keys_ = [stream, keys.pending(subject_id), keys.written(subject_id), *(keys.likers(subject_id, c) for c in by_comment)]
+    args = [keys.FLUSH_GROUP, settings.LIKES_STATE_TTL, len(by_comment)]
+    for comment_id, ids in by_comment.items():
+        args += [comment_id, len(ids)]
+    for ids in by_comment.values():
+        args += ids
+    ACKNOWLEDGE(r, keys_, [*args, *loose])
 
 
 def forget_entries(r: redis.Redis, stream: str, entry_ids: list[str]) -> None:

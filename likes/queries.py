@@ -3,7 +3,6 @@ from Redis when it holds them, else from the database."""
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -20,9 +19,26 @@ from .models import Like
 _LIKE = connection.ops.quote_name(Like._meta.db_table)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
-# ``(subject_id, site_id)`` of a comment: facts that never change, so a process keeps those it
+# ``(subject_id, site_id)`` of comments: facts that never change, so a process keeps those it
 # met and a like or a likers page on a known comment reads nothing to find its state.
-place = functools.lru_cache(maxsize=100_000)(comment_place)
+_places: dict[int, tuple[int, int]] = {}
+_PLACES_KEPT = 100_000
+
+
+def known_place(comment_id: int) -> tuple[int, int] | None:
+    return _places.get(comment_id)
+
+
+def remember_place(comment_id: int, place: tuple[int, int]) -> tuple[int, int]:
+    if len(_places) >= _PLACES_KEPT:
+        _places.clear()
+    _places[comment_id] = place
+    return place
+
+
+def place(comment_id: int) -> tuple[int, int]:
+    """``(subject_id, site_id)`` of a comment whoever may see it; ``NotFound`` for an unknown id."""
+    return _places.get(comment_id) or remember_place(comment_id, comment_place(comment_id))
 
 
 def liked_sql(user_id: int) -> tuple[str, list]:

@@ -228,23 +228,36 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
 
     Redis answers when it can, in one round trip for a published public comment whose state
     is loaded: the state's flag says whether everyone who can read the subject may like it,
-    so the database is asked who may see the comment only for the others. Without Redis the
-    database is checked and written at once."""
-    subject_id, site_id = queries.place(comment_id)
+    so the database is asked who may see the comment only for the others. A comment this
+    process has not met is read whole in one statement (where it lives, and its likers in case
+    Redis lacks its state), so a cold comment costs that statement and one round trip. Without
+    Redis the database is checked and written at once."""
+    r = state.client()
+    rows = None
+    place = queries.known_place(comment_id)
+    if place is None and r is not None:
+        rows = state.read_rows(comment_id)
+        place = queries.remember_place(comment_id, (rows.subject_id, rows.site_id))
+    subject_id, site_id = place or queries.place(comment_id)
     hooks.check_participation(site_id, user.pk)
     checked = None
-    r = state.client()
+    creation = rows.creation() if rows is not None else None
     if r is not None:
         try:
-            for _ in range(4):
+            for _ in range(5):
                 result = live.like(
                     r, subject_id=subject_id, comment_id=comment_id, user_id=user.pk, liked=liked,
-                    checked=checked is not None,
+                    checked=checked is not None, create=creation,
                 )
                 if result is live.NEEDS_CHECK:
                     checked = _likeable(comment_id, user)
-                elif result is None:
+                elif isinstance(result, live.Cold):
+                    creation = state.read_rows(comment_id).creation(result.since)
+                    if creation is None:  # too many likers to carry
+                        state.load(r, comment_id=comment_id, subject_id=subject_id)
+                elif result is live.LOAD_CAREFULLY:
                     state.load(r, comment_id=comment_id, subject_id=subject_id)
+                    creation = None
                 else:
                     return result
         except (*live.ERRORS, state.LoadTimeout) as exc:
@@ -336,10 +349,11 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
             entries = live.read_events(r, stream, consumer, batch, reclaim_ms)
             if not entries:
                 break
-            actions = [a for a in (_action(i, f) for i, f in entries) if a is not None]
+            parsed = [_action(i, f) for i, f in entries]
+            actions = [a for a in parsed if a is not None]
             changes = like_actions_apply(actions)
             _pause_point("committed")
-            live.acknowledge(r, stream, [i for i, _ in entries], [(c, subject_id) for c in {a.comment_id for a in actions}])
+            live.acknowledge(r, subject_id, [(i, None if a is None else a.comment_id) for (i, _), a in zip(entries, parsed)])
             report.events += len(entries)
             report.changed_comments += len(changes)
             report.batches += 1

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import redis
 from django.db import connection
 
 from comments import rowsql
-from comments.models import Comment
+from comments.exceptions import NotFound
+from comments.models import Comment, Subject
 from comments.rowsql import aware
 
 from . import keys, live
@@ -25,9 +27,11 @@ WAIT_SECONDS = 20.0  # how long a request waits for a concurrent load before giv
 CHUNK = 10_000
 ZADD_PAIRS = 1_000  # (score, member) pairs per ZADD command
 # A comment with at most this many likes is loaded in one statement and one script, without
-# the lock; the stream is looked through for its actions up to this many entries.
+# the lock.
 SMALL_STATE = 1_000
-SMALL_STREAM = 10_000
+# Seconds for which rows read before asking Redis may still create a state (far within
+# ``live.WRITTEN_WINDOW_MS``, which is what makes them safe to use).
+READ_MAX_AGE = 10.0
 
 
 class LoadTimeout(Exception):
@@ -53,6 +57,60 @@ def ms(moment: datetime) -> int:
 
 def from_ms(value: int) -> datetime:
     return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """What the database says of a comment's like state, read in one statement: where the
+    comment lives, its flag, and its likers as ``[ms, user_id, ...]`` oldest first (None when
+    it has more than ``SMALL_STATE``: those are built by ``load``)."""
+
+    subject_id: int
+    site_id: int
+    flag: int
+    flat_likers: list[int] | None
+    read_at: float  # time.monotonic() before the read
+
+    def creation(self, since: int | None = None) -> live.Creation | None:
+        """The state to create from these rows (``since``: the Redis time after which they were
+        read, None when they were read before asking Redis); None when they cannot serve."""
+        if self.flat_likers is None or (since is None and time.monotonic() - self.read_at > READ_MAX_AGE):
+            return None
+        return live.Creation(flag=self.flag, flat_likers=self.flat_likers, since=since)
+
+
+_COMMENT = connection.ops.quote_name(Comment._meta.db_table)
+_SUBJECT = connection.ops.quote_name(Subject._meta.db_table)
+_LIKE = connection.ops.quote_name(Like._meta.db_table)
+
+
+def read_rows(comment_id: int) -> Rows:
+    """The comment's ``Rows``; ``NotFound`` for an unknown id. On PostgreSQL one statement
+    (the likers come as one flat array of at most ``2 * SMALL_STATE`` integers); elsewhere a
+    second for the likers."""
+    read_at = time.monotonic()
+    likers_sql = ""
+    if connection.vendor == "postgresql":
+        likers_sql = (
+            f", CASE WHEN c.like_count BETWEEN 1 AND {int(SMALL_STATE)} THEN (SELECT array_agg(p.v ORDER BY l.created_at, l.user_id, p.k) "
+            f"FROM {_LIKE} l CROSS JOIN LATERAL (VALUES (0, floor(extract(epoch FROM l.created_at) * 1000)::bigint), (1, l.user_id)) p (k, v) "
+            f"WHERE l.comment_id = c.id AND l.active) END"
+        )
+    row = rowsql.fetch_one(
+        f"SELECT c.subject_id, s.site_id, c.status, c.visibility, c.like_count{likers_sql} "
+        f"FROM {_COMMENT} c JOIN {_SUBJECT} s ON s.id = c.subject_id WHERE c.id = %s",
+        [comment_id],
+    )
+    if row is None:
+        raise NotFound("Unknown comment.")
+    subject_id, site_id, status, visibility, like_count = row[:5]
+    if like_count > SMALL_STATE:
+        flat = None
+    elif likers_sql:
+        flat = row[5] or []
+    else:
+        flat = [value for chunk in _active_likers(comment_id, chunked=False) for value in chunk] if like_count else []
+    return Rows(subject_id, site_id, live.sentinel_score(status=status, visibility=visibility), flat, read_at)
 
 
 def load(r: redis.Redis, *, comment_id: int, subject_id: int) -> None:
@@ -85,23 +143,23 @@ def load(r: redis.Redis, *, comment_id: int, subject_id: int) -> None:
 
 def _load_small(r: redis.Redis, *, comment_id: int, subject_id: int) -> bool:
     """Load the state of a comment of at most ``SMALL_STATE`` likes and no action in the stream:
-    one look at the stream, one statement (two when it has likes) and one script that creates
-    the state only if it is still missing, so concurrent loaders need no lock. False when the
-    comment is bigger, has actions waiting, or is gone: ``load``'s careful road takes it.
+    a word with Redis, one statement and one script that creates the state only if it is still
+    missing, so concurrent loaders need no lock. False when the comment is bigger, has actions
+    waiting, or is gone: ``load``'s careful road takes it.
 
-    The stream is looked at before the database is read, and no action on the comment can be
-    appended until its state exists, so the rows read are the whole truth."""
-    if live.has_pending(r, subject_id=subject_id, comment_id=comment_id, look_at=SMALL_STREAM):
+    Redis is asked before the database is read, and no action on the comment can be appended
+    until its state exists, so the rows read are the whole truth (the script checks that the
+    flush wrote none since)."""
+    pending, since = live.cold_check(r, subject_id=subject_id, comment_id=comment_id)
+    if pending:
         return False
-    row = Comment.objects.filter(pk=comment_id).values_list("status", "visibility", "like_count").first()
-    if row is None or row[2] > SMALL_STATE:
+    try:
+        creation = read_rows(comment_id).creation(since)
+    except NotFound:
         return False
-    flat = [value for chunk in _active_likers(comment_id, chunked=False) for value in chunk] if row[2] else []
-    live.create_state(
-        r, subject_id=subject_id, comment_id=comment_id,
-        flag=live.sentinel_score(status=row[0], visibility=row[1]), flat_likers=flat,
-    )
-    return True
+    if creation is None:
+        return False
+    return live.create_state(r, subject_id=subject_id, comment_id=comment_id, creation=creation) is not None
 
 
 def _build(r: redis.Redis, *, comment_id: int, subject_id: int, token: str) -> None:
@@ -149,12 +207,11 @@ def _active_likers(comment_id: int, *, chunked: bool = True):
     into integer milliseconds (converting a million ``timestamptz`` values to ``datetime`` took
     most of a load's time). ``chunked``: a server-side cursor, so a million likers arrive in
     chunks (it costs statements of its own, which a small comment need not pay)."""
-    table = connection.ops.quote_name(Like._meta.db_table)
     in_sql = connection.vendor == "postgresql"
     moment = "floor(extract(epoch FROM created_at) * 1000)::bigint" if in_sql else "created_at"
     with (connection.chunked_cursor() if chunked else connection.cursor()) as cursor:
         cursor.execute(
-            f"SELECT {moment}, user_id FROM {table} WHERE comment_id = %s AND active ORDER BY created_at, user_id",
+            f"SELECT {moment}, user_id FROM {_LIKE} WHERE comment_id = %s AND active ORDER BY created_at, user_id",
             [comment_id],
         )
         while rows := cursor.fetchmany(CHUNK):
@@ -169,9 +226,8 @@ def _row_versions(comment_id: int, pending: dict[int, tuple]) -> dict[int, int]:
     if not pending:
         return {}
     among, params = rowsql.any_of("user_id", pending)
-    table = connection.ops.quote_name(Like._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT user_id, version FROM {table} WHERE comment_id = %s AND {among}", [comment_id, *params])
+        cursor.execute(f"SELECT user_id, version FROM {_LIKE} WHERE comment_id = %s AND {among}", [comment_id, *params])
         return dict(cursor.fetchall())
 
 

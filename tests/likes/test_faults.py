@@ -14,12 +14,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import redis
-from django.db import connections
+from django.db import connection, connections
 
 from comments.models import Comment
 from comments.exceptions import NotFound
 from comments.services import comment_set_status, token_issue
 from likes import keys, live, state
+from likes import queries as likes_queries
 from likes.models import Like, StaleLikeState
 from likes.services import like_set, likes_flush
 from rest_framework.test import APIClient
@@ -136,23 +137,22 @@ def test_concurrent_first_touches_of_a_cold_comment_load_it_once(redis_url, raw_
     assert stored(comment)[0] == 38
 
 
-def test_concurrent_first_touches_of_a_small_cold_comment_create_its_state_once(redis_url, raw_redis, monkeypatch):
+@pytest.mark.parametrize("place_known", [True, False], ids=["comment-met", "comment-new-to-the-process"])
+def test_concurrent_first_touches_of_a_small_cold_comment_create_its_state_without_the_lock(
+    redis_url, raw_redis, monkeypatch, place_known
+):
     comment = cold_comment_with_likes(raw_redis, 30)
-    created, builds = [], []
-    real_create = live.create_state
-
-    def counting_create(*args, **kwargs):
-        made = real_create(*args, **kwargs)
-        created.append(made)
-        return made
-
-    monkeypatch.setattr(live, "create_state", counting_create)
+    if not place_known:  # the rows are read before Redis is asked (state.READ_MAX_AGE)
+        monkeypatch.setattr(likes_queries, "_places", {})
+    builds = []
     monkeypatch.setattr(state, "_build", lambda *a, **k: builds.append(1))
     late = [UserFactory() for _ in range(8)]
 
     in_threads(8, lambda i: like_set(comment_id=comment.pk, user=late[i], liked=True))
 
-    assert created.count(True) == 1 and builds == []
+    # Each thread either created the state with the 30 likers or found it made: none was
+    # created twice over another's likes.
+    assert builds == []
     assert live_count(comment) == 38
     likes_flush()
     assert stored(comment)[0] == 38
@@ -167,13 +167,16 @@ def test_a_cold_comment_nobody_likes_loads_with_one_statement(redis_url, raw_red
     assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True) == (1, True)
 
 
-def test_a_cold_comment_with_an_action_waiting_in_the_stream_takes_the_careful_road(redis_url, raw_redis, monkeypatch):
+@pytest.mark.parametrize("place_known", [True, False], ids=["comment-met", "comment-new-to-the-process"])
+def test_a_cold_comment_with_an_action_waiting_in_the_stream_takes_the_careful_road(redis_url, raw_redis, monkeypatch, place_known):
     comment = CommentFactory()
     fans = [UserFactory() for _ in range(3)]
     for fan in fans:
         like_set(comment_id=comment.pk, user=fan, liked=True)
     # The state is lost while its actions still wait for the flush.
     raw_redis.delete(keys.likers(comment.subject_id, comment.pk))
+    if not place_known:  # the rows, read first, lack the waiting actions
+        monkeypatch.setattr(likes_queries, "_places", {})
     builds = []
     real_build = state._build
     monkeypatch.setattr(state, "_build", lambda *a, **k: builds.append(1) or real_build(*a, **k))
@@ -182,6 +185,101 @@ def test_a_cold_comment_with_an_action_waiting_in_the_stream_takes_the_careful_r
     assert live_count(comment) == 4
     likes_flush()
     assert stored(comment)[0] == 4
+
+
+class RedisCalls:
+    """Counts the round trips to Redis: commands, pipelines and ``round_trip`` calls."""
+
+    def __init__(self, monkeypatch):
+        self.count = 0
+        for owner, name in [(redis.Redis, "execute_command"), (redis.client.Pipeline, "execute"), (live, "round_trip")]:
+            monkeypatch.setattr(owner, name, self._counting(getattr(owner, name)))
+
+    def _counting(self, real):
+        def call(*args, **kwargs):
+            self.count += 1
+            return real(*args, **kwargs)
+
+        return call
+
+
+@pytest.mark.parametrize("likes", [0, 12])
+def test_a_like_on_a_cold_comment_new_to_the_process_costs_one_statement_and_one_round_trip(
+    redis_url, raw_redis, monkeypatch, django_assert_num_queries, likes
+):
+    comment = cold_comment_with_likes(raw_redis, likes)
+    monkeypatch.setattr(likes_queries, "_places", {})
+    fan, second_fan = UserFactory(), UserFactory()
+    # Another like in the subject, as on a subject in use: its stream holds an action, and the
+    # process registered the subject for the flush lately, so this like need not.
+    like_set(comment_id=CommentFactory(subject=comment.subject).pk, user=fan, liked=True)
+    calls = RedisCalls(monkeypatch)
+    # Where the comment lives, its flag and its likers: one statement (SQLite: a second for the likers).
+    with django_assert_num_queries(1 if likes == 0 or connection.vendor == "postgresql" else 2):
+        assert like_set(comment_id=comment.pk, user=fan, liked=True) == (likes + 1, True)
+    assert calls.count == 1  # the like script, which creates the state first
+    calls.count = 0
+    with django_assert_num_queries(0):
+        assert like_set(comment_id=comment.pk, user=second_fan, liked=True) == (likes + 2, True)
+    assert calls.count == 1
+    likes_flush()
+    assert stored(comment)[0] == likes + 2
+
+
+@pytest.mark.parametrize("place_known", [True, False], ids=["comment-met", "comment-new-to-the-process"])
+def test_rows_read_before_a_flush_wrote_to_them_do_not_make_the_state(redis_url, raw_redis, monkeypatch, place_known):
+    """The state is lost (evicted) while actions wait in the stream; a like reads the rows, and
+    before it reaches Redis the flush writes those actions to the rows: what it read is behind,
+    and must not become the state."""
+    comment = CommentFactory()
+    early = [UserFactory() for _ in range(2)]
+    for fan in early:
+        like_set(comment_id=comment.pk, user=fan, liked=True)
+    if place_known:
+        # The state is lost with nothing waiting; the process asks Redis first, then reads. A
+        # like from elsewhere comes in between and is flushed, its state lost again.
+        likes_flush()
+        raw_redis.delete(keys.likers(comment.subject_id, comment.pk))
+    else:
+        monkeypatch.setattr(likes_queries, "_places", {})
+    real_read = state.read_rows
+    meddled = []
+
+    def read_then_meddle(comment_id):
+        rows = real_read(comment_id)
+        if not meddled:
+            meddled.append(1)
+            if place_known:
+                like_set(comment_id=comment.pk, user=early[0], liked=False)
+            raw_redis.delete(keys.likers(comment.subject_id, comment.pk))  # evicted
+            likes_flush()
+        return rows
+
+    monkeypatch.setattr(state, "read_rows", read_then_meddle)
+    assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True)[0] == (2 if place_known else 3)
+    likes_flush()
+    assert stored(comment)[0] == live_count(comment) == (2 if place_known else 3)
+
+
+def test_an_action_counts_as_waiting_until_the_flush_deletes_its_entry_once(redis_url, raw_redis):
+    comment = CommentFactory()
+    for fan in [UserFactory() for _ in range(2)]:
+        like_set(comment_id=comment.pk, user=fan, liked=True)
+    likers_key, pending = keys.likers(comment.subject_id, comment.pk), keys.pending(comment.subject_id)
+    assert raw_redis.hget(pending, str(comment.pk)) == "2"
+    assert raw_redis.ttl(likers_key) == -1  # no expiry while actions wait
+    first = raw_redis.xrange(keys.events(comment.subject_id))[0][0]
+
+    for _ in range(2):  # two flushes that both applied it (one took it over from the other)
+        live.acknowledge(raw_redis, comment.subject_id, [(first, comment.pk)])
+
+    assert raw_redis.hget(pending, str(comment.pk)) == "1"
+    assert raw_redis.ttl(likers_key) == -1
+    likes_flush()
+    assert raw_redis.hget(pending, str(comment.pk)) is None
+    assert raw_redis.ttl(likers_key) > 0
+    assert raw_redis.zscore(keys.written(comment.subject_id), str(comment.pk)) is not None
+    assert raw_redis.xlen(keys.events(comment.subject_id)) == 0
 
 
 def test_after_flushdb_counts_and_liked_flags_come_back_from_the_database(redis_url, raw_redis):
