@@ -231,6 +231,35 @@ def test_a_hot_page_travels_gzip_compressed_to_readers_who_accept_it(api, subjec
     assert api.get(url, query, HTTP_ACCEPT_ENCODING="identity").content == plain.content
 
 
+def test_a_hot_page_is_answered_before_drf_as_drf_answers_it(api, subject, settings, monkeypatch):
+    from comments.api import views
+
+    settings.COMMENTS_HOT_PAGE_READS = 3
+    CommentFactory(subject=subject)
+    url, query = f"{API}/subjects/{subject.pk}/comments", {"limit": 20, "mode": "flat"}
+    through_drf = api.get(url, query)
+    for _ in range(2):
+        api.get(url, query)  # now hot
+    handled = []
+    original = views.SubjectCommentsView.initial
+    monkeypatch.setattr(views.SubjectCommentsView, "initial", lambda *a, **k: handled.append(1) or original(*a, **k))
+
+    for accept in [None, "application/json", "text/html, */*;q=0.8", "application/*"]:
+        hot = api.get(url, query, **({} if accept is None else {"HTTP_ACCEPT": accept}))
+        assert hot.status_code == 200 and hot.content == through_drf.content
+        for header in ("Content-Type", "Allow", "Vary"):
+            assert hot[header] == through_drf[header]
+    assert handled == []
+
+    # Whoever DRF must look at takes DRF's road: a bearer token (here a bad one), a session, a
+    # reader who accepts no JSON.
+    assert api.get(url, query, HTTP_AUTHORIZATION="Bearer nonsense").status_code == 401
+    assert api.get(url, query, HTTP_ACCEPT="text/html").status_code == 406
+    api.cookies[settings.SESSION_COOKIE_NAME] = "no-such-session"
+    assert api.get(url, query).content == through_drf.content
+    assert len(handled) == 3
+
+
 def test_a_page_read_rarely_is_not_kept_in_the_process(api, subject, settings):
     settings.COMMENTS_HOT_PAGE_READS = 1000
     CommentFactory(subject=subject)
