@@ -284,6 +284,7 @@ for i = at, #ARGV do
   redis.call('XDEL', KEYS[1], ARGV[i])
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - WRITTEN_WINDOW_MS)
+redis.call('PEXPIRE', KEYS[3], WRITTEN_WINDOW_MS)  -- a subject gone quiet keeps nothing
 return 1
 """
 )

@@ -279,6 +279,7 @@ def test_an_action_counts_as_waiting_until_the_flush_deletes_its_entry_once(redi
     assert raw_redis.hget(pending, str(comment.pk)) is None
     assert raw_redis.ttl(likers_key) > 0
     assert raw_redis.zscore(keys.written(comment.subject_id), str(comment.pk)) is not None
+    assert 0 < raw_redis.pttl(keys.written(comment.subject_id)) <= live.WRITTEN_WINDOW_MS
     assert raw_redis.xlen(keys.events(comment.subject_id)) == 0
 
 
