@@ -253,6 +253,16 @@ def _lock_comment(comment_id: int) -> Comment:
     return Comment.objects.select_for_update().get(pk=comment_id)
 
 
+def comment_lock(comment_id: int) -> Comment:
+    """The comment as it is now, locked for a change made in the caller's transaction (after
+    its subject: the lock order), with its subject and site. Whatever a change requires of the
+    comment is checked on this row, never on one read before the lock: another transaction
+    may have changed it since (lock, then check, then change)."""
+    comment = _lock_comment(comment_id)
+    comment.subject = Subject.objects.select_related("site").get(pk=comment.subject_id)
+    return comment
+
+
 def pages_change(subject_id: int) -> None:
     """The subject's cached pages go out of date now and again when the current transaction
     commits: a reader who rebuilds a page in between reads the rows as they were, and the
@@ -420,22 +430,23 @@ def comment_soft_delete(*, comment: Comment, actor: User) -> Comment:
     is_mod = is_site_moderator(actor, comment.subject.site)
     if comment.author_id != actor.pk and not is_mod:
         raise PermissionDenied("Only the author or a moderator may delete this comment.")
-    if comment.status in GONE_STATUSES:
-        return comment
-    updated, _ = comment_set_status(comment_id=comment.id, to_status=Status.DELETED, actor=actor)
+    with transaction.atomic():
+        current = _lock_comment(comment.id)
+        if current.status in GONE_STATUSES:  # as it is now: a moderator may have rejected it meanwhile
+            return current
+        updated, _ = comment_set_status(comment_id=comment.id, to_status=Status.DELETED, actor=actor)
     return updated
 
 
 def comment_edit(*, comment: Comment, editor: User, body: object) -> Comment:
     """The author edits within ``COMMENTS_EDIT_WINDOW`` seconds; the text is checked again and
-    may be sent back to review."""
-    if comment.author_id != editor.pk:
-        raise PermissionDenied("Only the author may edit this comment.")
-    if comment.status in GONE_STATUSES:
-        raise PermissionDenied("A deleted comment cannot be edited.")
-    window = timedelta(seconds=settings.COMMENTS_EDIT_WINDOW)
-    if timezone.now() - comment.created_at > window:
-        raise PermissionDenied("The edit window for this comment has passed.")
+    may be sent back to review.
+
+    The text is checked and rendered before the comment is locked (those take a while); what
+    the edit requires of the comment is checked on the row as read, to refuse early, and again
+    on the locked row, which is what changes. If a moderator changed the comment's status
+    meanwhile, their decision stands (the second check looks at the new text again)."""
+    _check_editable(comment, editor)
     body = check_body(body)
     subject = comment.subject
     site = subject.site
@@ -448,20 +459,32 @@ def comment_edit(*, comment: Comment, editor: User, body: object) -> Comment:
     mentions = _resolve_mentions(decision.body)
     now = timezone.now()
     with transaction.atomic():
+        current = _lock_comment(comment.id)
+        _check_editable(current, editor)
+        to_status = decision.status if current.status == comment.status else current.status
         CommentContent.objects.filter(pk=comment.id).update(body=decision.body, html=html, mentions=mentions)
         Comment.objects.filter(pk=comment.id).update(edited_at=now)
         pages_change(comment.subject_id)
-        if decision.status != comment.status:
-            comment, _ = comment_set_status(comment_id=comment.id, to_status=decision.status, actor=editor)
-        comment.edited_at = now
+        if to_status != current.status:
+            current, _ = comment_set_status(comment_id=comment.id, to_status=to_status, actor=editor)
+        current.edited_at = now
         transaction.on_commit(
             lambda: hooks.comment_edited.send(
-                sender=Comment, comment_id=comment.id, subject_id=comment.subject_id,
-                status=decision.status, reasons=decision.reasons,
+                sender=Comment, comment_id=current.id, subject_id=current.subject_id,
+                status=current.status, reasons=decision.reasons,
             )
         )
-    comment.subject = subject
-    return comment
+    current.subject = subject
+    return current
+
+
+def _check_editable(comment: Comment, editor: User) -> None:
+    if comment.author_id != editor.pk:
+        raise PermissionDenied("Only the author may edit this comment.")
+    if comment.status in GONE_STATUSES:
+        raise PermissionDenied("A deleted comment cannot be edited.")
+    if timezone.now() - comment.created_at > timedelta(seconds=settings.COMMENTS_EDIT_WINDOW):
+        raise PermissionDenied("The edit window for this comment has passed.")
 
 
 # --- counters repair -----------------------------------------------------------------------

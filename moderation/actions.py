@@ -1,6 +1,6 @@
 """Moderator decisions on a comment, as action objects: ``check()`` says whether the action
-may be taken, ``execute()`` takes it, closes the comment's open review tasks and writes
-exactly one audit entry, all in one transaction. Status changes go through the core's one
+may be taken, ``execute()`` locks the comment, checks, takes the action, closes the comment's
+open review tasks and writes exactly one audit entry, all in one transaction. Status changes go through the core's one
 transition (``comment_set_status``), flags through ``comment_set_flags``, so counters,
 placeholders and visibility stay right.
 """
@@ -12,7 +12,7 @@ from django.db import transaction
 from comments.exceptions import InvalidInput, NotFound, PermissionDenied
 from comments.models import GONE_STATUSES, Comment, Status, User
 from comments.queries import is_site_moderator
-from comments.services import comment_set_flags, comment_set_status
+from comments.services import comment_lock, comment_set_flags, comment_set_status
 
 from .services import audit_write, task_claim_check, tasks_close
 
@@ -40,8 +40,12 @@ class ModerationAction:
         raise NotImplementedError
 
     def execute(self) -> Comment:
-        self.check()
+        # Lock, then check, then change: the comment may have changed since it was read (its
+        # author deleted it, another moderator decided), and the check is about the row the
+        # action changes.
         with transaction.atomic():
+            self.comment = comment_lock(self.comment.pk)
+            self.check()
             from_status, to_status = self.change()
             tasks_close(comment_id=self.comment.pk, actor=self.actor, decision=self.name)
             audit_write(
