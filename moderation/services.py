@@ -14,7 +14,7 @@ from django.utils import timezone
 from comments.exceptions import Banned, InvalidInput, NotFound, PermissionDenied
 from comments.models import Comment, Site, Status, User
 from comments.queries import is_site_moderator
-from comments.services import comment_set_status
+from comments.services import comment_lock, comment_set_status
 
 from . import words
 from .queries import SANCTIONS, standing_of
@@ -255,7 +255,11 @@ def comment_hold(*, comment_id: int, site_id: int, why: str) -> bool:
     the system: for reports past the threshold and ``block`` words found later. Audited;
     a no-op (False) when it is not published."""
     with transaction.atomic():
-        if not Comment.objects.filter(pk=comment_id, status=Status.PUBLISHED).exists():
+        try:
+            comment = comment_lock(comment_id)
+        except NotFound:
+            return False
+        if comment.status != Status.PUBLISHED:  # as it is now, locked: not as it was read
             return False
         _, from_status = comment_set_status(comment_id=comment_id, to_status=Status.PENDING)
         audit_write(site_id=site_id, actor=None, action="hold", comment_id=comment_id,

@@ -17,6 +17,7 @@ from comments.exceptions import InvalidInput, PermissionDenied
 from comments.models import Comment, CommentContent, Status
 from moderation.actions import comment_moderate
 from moderation.models import AuditEntry
+from moderation.services import comment_hold
 
 from ..factories import CommentFactory, UserFactory
 
@@ -118,3 +119,16 @@ def test_an_author_deleting_a_comment_a_moderator_rejects_meanwhile_leaves_it_re
     )
 
     assert status_of(comment) == Status.REJECTED
+
+
+def test_holding_for_review_a_comment_its_author_deletes_meanwhile_leaves_it_deleted(site):
+    author = UserFactory()
+    comment = CommentFactory(subject__site=site, author=author)
+
+    held = while_another_transaction_commits(
+        lambda: services.comment_soft_delete(comment=comment, actor=author),
+        lambda: comment_hold(comment_id=comment.pk, site_id=site.pk, why="3 reports"),
+    )
+
+    assert held is False
+    assert status_of(comment) == Status.DELETED
