@@ -313,7 +313,6 @@ def _strings() -> dict:
         "unlike": gettext("Unlike"),
         "reply": gettext("Reply"),
         "cancel": gettext("Cancel"),
-        "save": gettext("Save"),
         "confirm_delete": gettext("Delete? Click again to confirm"),
         "reported": gettext("Thanks, a moderator will look at it."),
         "posted": gettext("Your comment was posted."),

@@ -159,6 +159,15 @@
     if (next) link.replaceWith(next); else link.remove();
   }
 
+  // A reply or edit form cloned from its template. Its box gets an id of its own, which its
+  // visually hidden label points at: edit boxes can be open on several comments at once.
+  function boxForm(templateId, boxId) {
+    const form = $(`#${templateId}`).content.firstElementChild.cloneNode(true);
+    $('textarea', form).id = boxId;
+    $('label', form).htmlFor = boxId;
+    return form;
+  }
+
   // --- actions -----------------------------------------------------------------------------
   const likeTurns = new WeakMap();  // like button -> its latest request
   const actions = {
@@ -234,7 +243,7 @@
       const open = c.nextElementSibling;
       if (open && open.matches('.cw-reply-form')) { $('textarea', open).focus(); return; }
       root.querySelectorAll('.cw-reply-form').forEach((f) => f.remove());
-      const form = $('#cw-reply-template').content.firstElementChild.cloneNode(true);
+      const form = boxForm('cw-reply-template', `cw-reply-body-${c.dataset.id}`);
       form.dataset.replyTo = c.dataset.id;
       c.after(form);
       $('textarea', form).focus();
@@ -243,12 +252,9 @@
     async edit(el, event, c) {
       if (!needUser() || $('.cw-edit-form', c)) return;
       const data = await api('GET', `comments/${c.dataset.id}`);
-      const form = $('#cw-reply-template').content.firstElementChild.cloneNode(true);
-      form.classList.replace('cw-reply-form', 'cw-edit-form');
-      form.dataset.form = 'edit';
+      const form = boxForm('cw-edit-template', `cw-edit-body-${c.dataset.id}`);
       const area = $('textarea', form);
       area.value = data.body;
-      $('button[type="submit"]', form).textContent = S.save;
       $('.cw-body', c).hidden = true;
       $('.cw-body', c).after(form);
       area.focus();

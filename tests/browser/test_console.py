@@ -20,6 +20,7 @@ from comments.models import Comment, Status
 from moderation.models import AuditEntry, ReviewTask, TaskState
 from moderation.services import comment_hold, review_task_open
 
+from tests.browser.conftest import choose, click, type_into
 from tests.factories import CommentFactory, SubjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -69,9 +70,9 @@ def queue(site, moderator):
 
 def sign_in(page, live_server, username="mod", password="pw-123456", target="/console/"):
     page.goto(f"{live_server.url}/console/login/?next={target}")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
+    type_into(page.get_by_label("Username"), username)
+    type_into(page.get_by_label("Password"), password)
+    click(page.get_by_role("button", name="Sign in"))
     expect(page).to_have_url(f"{live_server.url}{target}")
 
 
@@ -88,13 +89,13 @@ def test_approve_and_reject_from_the_queue(page, live_server, shot, queue, moder
     keep(shot(page, "queue"), "console-queue.png")
 
     first, second = queue[0], queue[1]
-    row(page, first).get_by_role("button", name="Approve").click()
+    click(row(page, first).get_by_role("button", name="Approve"))
     expect(row(page, first)).to_have_class(has_class("is-done"))
     expect(row(page, first).locator(".badge.st-published")).to_have_text("published")
     expect(page.locator(".flash")).to_have_text("Approved 1 comment.")
     shot(page, "after-approve")
 
-    row(page, second).get_by_role("button", name="Reject").click()
+    click(row(page, second).get_by_role("button", name="Reject"))
     expect(row(page, second)).to_have_class(has_class("is-done"))
     expect(row(page, second).locator(".badge.st-rejected")).to_have_text("rejected")
     shot(page, "after-reject")
@@ -114,9 +115,12 @@ def test_approve_and_reject_from_the_queue(page, live_server, shot, queue, moder
 def test_bulk_reject_of_checked_comments(page, live_server, shot, queue):
     sign_in(page, live_server)
     for comment in queue[:3]:
-        row(page, comment).get_by_role("checkbox").check()
-    page.get_by_label("With the selected").select_option("reject")
-    page.get_by_role("button", name="Apply to selected").click()
+        checkbox = row(page, comment).get_by_role("checkbox")
+        click(checkbox)
+        expect(checkbox).to_be_checked()
+    shot(page, "three-checked")
+    choose(page.get_by_label("With the selected"), "reject")
+    click(page.get_by_role("button", name="Apply to selected"))
     for comment in queue[:3]:
         expect(row(page, comment)).to_have_class(has_class("is-done"))
     expect(page.locator(".flash")).to_have_text("Rejected 3 comments.")
@@ -206,7 +210,7 @@ def test_task_in_context_and_the_dashboard(page, live_server, shot, queue, site,
     shot(page, "task-rejected")
     assert Comment.objects.get(pk=held.id).status == Status.REJECTED
 
-    page.get_by_role("link", name="Dashboard").click()
+    click(page.get_by_role("link", name="Dashboard"))
     expect(page.locator("svg.chart rect.bar")).to_have_count(14)
     expect(page.locator("svg.chart polyline.line")).to_have_count(1)
     expect(page.locator("[data-open-total]")).to_have_text(str(len(queue)))
@@ -222,25 +226,25 @@ def has_class(name: str):
 def test_word_list_sanctions_and_audit_log_pages(page, live_server, shot, site, moderator):
     UserFactory(username="troll", display_name="Troll Lord")
     sign_in(page, live_server, target="/console/words/")
-    page.get_by_label("Word or phrase").fill("idiots")
-    page.get_by_label("Action").select_option("review")
-    page.get_by_role("button", name="Add").click()
+    type_into(page.get_by_label("Word or phrase"), "idiots")
+    choose(page.get_by_label("Action"), "review")
+    click(page.get_by_role("button", name="Add"))
     expect(page.locator(".message.success")).to_contain_text("idiots")
     expect(page.locator("table.grid tbody tr")).to_have_count(1)
     shot(page, "word-added")
 
-    page.get_by_role("link", name="Sanctions").click()
-    page.get_by_label("User (id or username)").fill("nobody")
-    page.get_by_role("button", name="Apply").click()
+    click(page.get_by_role("link", name="Sanctions"))
+    type_into(page.get_by_label("User (id or username)"), "nobody")
+    click(page.get_by_role("button", name="Apply"))
     expect(page.locator(".field-error")).to_have_text("No user with this id or username.")
     shot(page, "sanction-error")
-    page.get_by_label("User (id or username)").fill("troll")
-    page.get_by_label("Reason", exact=True).fill("insults")
-    page.get_by_role("button", name="Apply").click()
+    type_into(page.get_by_label("User (id or username)"), "troll")
+    type_into(page.get_by_label("Reason", exact=True), "insults")
+    click(page.get_by_role("button", name="Apply"))
     expect(page.locator("table.grid tbody tr")).to_contain_text("Troll Lord")
     shot(page, "sanction-added")
 
-    page.get_by_role("link", name="Audit log").click()
+    click(page.get_by_role("link", name="Audit log"))
     expect(page.locator("table.log tbody tr")).to_have_count(2)
     expect(page.locator("table.log")).to_contain_text("sanction_ban")
     expect(page.locator("table.log")).to_contain_text("word_add")

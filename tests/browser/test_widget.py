@@ -23,6 +23,7 @@ from comments.management.commands.demo_host import host_app, make_host_server
 from comments.models import Comment, Mode, Subject
 from likes import queries as likes_queries
 
+from tests.browser.conftest import assert_seen_by_a_person, click, type_into
 from tests.factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
 
 SECRET = "browser-sso-secret"
@@ -140,8 +141,8 @@ def test_sign_in_by_sso_then_post_reply_like_and_unlike(host, page, shot):
     expect(page.locator("#who")).to_have_text("Alice")
     snap(page, shot, "signed-in")
 
-    frame.locator("#cw-body").fill("Hello from **Alice**")
-    frame.get_by_role("button", name="Post").click()
+    type_into(frame.locator("#cw-body"), "Hello from **Alice**")
+    click(frame.get_by_role("button", name="Post"))
     mine = frame.locator(".cw-c", has_text="Hello from Alice")
     expect(mine.locator("strong")).to_have_text("Alice")
     expect(frame.locator("#cw-status")).to_have_text("Your comment was posted.")
@@ -150,24 +151,93 @@ def test_sign_in_by_sso_then_post_reply_like_and_unlike(host, page, shot):
     snap(page, shot, "posted")
 
     target = frame.locator(f"#c-{first.id}")
-    target.get_by_role("button", name="Reply").click()
-    reply_box = frame.locator(".cw-reply-form textarea")
+    click(target.get_by_role("button", name="Reply"))
+    reply_box = frame.get_by_label("Your reply")
     expect(reply_box).to_be_focused()
-    reply_box.fill("A reply by keyboard")
-    reply_box.press("Control+Enter")
+    type_into(reply_box, "A reply by keyboard")
+    snap(page, shot, "reply-typed")
+    page.keyboard.press("Control+Enter")
     expect(frame.locator(f"#replies-{first.id} .cw-c", has_text="A reply by keyboard")).to_be_visible()
     snap(page, shot, "replied")
 
     like = target.locator(".cw-like")
-    like.click()
+    click(like)
     expect(like).to_have_attribute("aria-pressed", "true")
     expect(like.locator(".cw-like-count")).to_have_text("1")
     snap(page, shot, "liked")
-    like.click()
+    click(like)
     expect(like).to_have_attribute("aria-pressed", "false")
     expect(like.locator(".cw-like-count")).to_have_text("0")
 
     assert Comment.objects.filter(subject=subject, reply_to_id=first.id).count() == 1
+    no_problems(page)
+
+
+def looks_like_the_post_box(frame, box):
+    """``box`` is drawn as the widget's main box is (border, corners, padding, type, colours)."""
+    looks = """el => {
+        const s = getComputedStyle(el);
+        return [s.borderTopWidth, s.borderTopStyle, s.borderTopColor, s.borderRadius, s.paddingLeft,
+                s.paddingTop, s.fontSize, s.fontFamily, s.color, s.backgroundColor, s.minHeight];
+    }"""
+    assert box.evaluate(looks) == frame.locator("#cw-body").evaluate(looks)
+
+
+def test_a_reader_sees_the_reply_box_and_what_they_type_in_it(host, page, shot):
+    """The reply box once sat inside its visually hidden label, clipped with it to nothing: only
+    code could fill it, and a reader typed blind."""
+    subject, first = two_level_subject(host.site, roots=2)
+    page.goto(host.url(subject.key, user="alice"))
+    frame = widget(page)
+    signed_in_as(frame, "Alice")
+    click(frame.locator(f"#c-{first.id}").get_by_role("button", name="Reply"))
+    reply_box = frame.locator(".cw-reply-form textarea")
+    expect(reply_box).to_be_focused()
+    assert_seen_by_a_person(reply_box)
+    expect(reply_box).to_have_accessible_name("Your reply")  # its label, for screen readers
+    expect(reply_box).to_have_attribute("placeholder", "Your reply")
+    looks_like_the_post_box(frame, reply_box)
+    assert reply_box.bounding_box()["width"] > 600  # the width of the column, not a sliver
+    snap(page, shot, "reply-box-open")
+
+    type_into(reply_box, "I can see what I type")
+    snap(page, shot, "reply-typed")
+    click(frame.locator(".cw-reply-form").get_by_role("button", name="Reply"))
+    expect(frame.locator(f"#replies-{first.id} .cw-c", has_text="I can see what I type")).to_be_visible()
+    expect(frame.locator(".cw-reply-form")).to_have_count(0)
+    snap(page, shot, "replied")
+    assert Comment.objects.get(reply_to_id=first.id).content.body == "I can see what I type"
+    no_problems(page)
+
+
+def test_a_reader_sees_the_edit_box_and_what_they_type_in_it(host, page, shot):
+    """The edit box was the reply box's copy, hidden the same way."""
+    page.goto(host.url("article:typo", user="bob"))
+    frame = widget(page)
+    signed_in_as(frame, "Bob")
+    type_into(frame.locator("#cw-body"), "Helo, world")
+    click(frame.get_by_role("button", name="Post"))
+    expect(frame.locator(".cw-c", has_text="Helo, world")).to_be_visible()
+    posted = Comment.objects.get(content__body="Helo, world")
+    mine = frame.locator(f"#c-{posted.id}")
+
+    click(mine.get_by_role("button", name="Edit"))
+    editor = mine.locator("textarea")
+    expect(editor).to_be_focused()
+    expect(editor).to_have_value("Helo, world")
+    assert_seen_by_a_person(editor)
+    expect(editor).to_have_accessible_name("Your comment")  # its label, for screen readers
+    looks_like_the_post_box(frame, editor)
+    assert editor.bounding_box()["width"] > 600
+    snap(page, shot, "edit-box-open")
+
+    type_into(editor, "Hello, world")
+    snap(page, shot, "edit-typed")
+    click(mine.get_by_role("button", name="Save"))
+    expect(mine.get_by_text("(edited)")).to_be_visible()
+    expect(mine.locator(".cw-body")).to_have_text("Hello, world")
+    snap(page, shot, "edited")
+    assert Comment.objects.get(pk=posted.pk).content.body == "Hello, world"
     no_problems(page)
 
 
@@ -190,10 +260,10 @@ def test_quick_like_then_unlike_ends_unliked_even_when_the_like_is_answered_late
     frame = widget(page)
     signed_in_as(frame, "Alice")
     like = frame.locator(f"#c-{first.id} .cw-like")
-    like.click()
+    click(like)
     expect(like).to_have_attribute("aria-pressed", "true")
     wait_until(page, lambda: held)
-    like.click()
+    click(like)
     expect(like).to_have_attribute("aria-pressed", "false")
     held[0].continue_()
     wait_until(page, lambda: sorted(answered) == ["DELETE", "PUT"])
@@ -209,24 +279,25 @@ def test_a_new_subject_is_created_by_its_first_comment_and_can_be_edited_and_del
     frame = widget(page)
     expect(frame.get_by_text("Be the first to comment")).to_be_visible()
     signed_in_as(frame, "Bob")
-    frame.locator("#cw-body").fill("First!")
-    frame.get_by_role("button", name="Post").click()
+    type_into(frame.locator("#cw-body"), "First!")
+    click(frame.get_by_role("button", name="Post"))
     mine = frame.locator(".cw-c", has_text="First!")
     expect(mine).to_be_visible()
     subject = Subject.objects.get(site=host.site, key="article:brand-new")
     assert subject.title == "article:brand-new" and subject.url.startswith(host.origin)
 
-    mine.get_by_role("button", name="Edit").click()
-    editor = mine.locator("textarea")
+    click(mine.get_by_role("button", name="Edit"))
+    editor = mine.get_by_label("Your comment")
     expect(editor).to_have_value("First!")
-    editor.fill("First, edited")
-    mine.get_by_role("button", name="Save").click()
+    type_into(editor, "First, edited")
+    snap(page, shot, "edit-typed")
+    click(mine.get_by_role("button", name="Save"))
     edited = frame.locator(".cw-c", has_text="First, edited")
     expect(edited.get_by_text("(edited)")).to_be_visible()
     snap(page, shot, "edited")
 
-    edited.get_by_role("button", name="Delete").click()
-    edited.get_by_role("button", name="Delete? Click again to confirm").click()
+    click(edited.get_by_role("button", name="Delete"))
+    click(edited.get_by_role("button", name="Delete? Click again to confirm"))
     expect(frame.locator(".cw-c", has_text="First, edited")).to_have_count(0)
     expect(frame.locator("#cw-count")).to_have_text("0 comments")
     no_problems(page)
@@ -237,7 +308,7 @@ def test_readers_who_are_not_signed_in_are_asked_to_sign_in(host, page, shot):
     page.goto(host.url(subject.key))
     frame = widget(page)
     expect(frame.locator("#cw-form")).to_be_hidden()
-    frame.locator(f"#c-{first.id} .cw-like").click()
+    click(frame.locator(f"#c-{first.id} .cw-like"))
     expect(frame.locator("#cw-status")).to_have_text("Sign in to take part in the discussion.")
     # The host page hears the request and points at its own sign-in.
     expect(page.locator("#user")).to_be_focused()
@@ -254,17 +325,17 @@ def test_two_level_loads_more_and_expands_replies(host, page, shot):
     expect(frame.locator(f"#replies-{first.id} .cw-c")).to_have_count(3)
     readme_shot(page, "widget-two_level", shot)
 
-    frame.get_by_role("link", name="View all 5 replies").click()
+    click(frame.get_by_role("link", name="View all 5 replies"))
     expect(frame.locator(f"#replies-{first.id} .cw-c")).to_have_count(5)
     snap(page, shot, "replies-expanded")
 
-    frame.get_by_role("link", name="Load more comments").click()
+    click(frame.get_by_role("link", name="Load more comments"))
     expect(threads).to_have_count(24)
     expect(frame.get_by_role("link", name="Load more comments")).to_have_count(0)
     expect(frame.locator("#cw-status")).to_have_text("More comments loaded.")
     snap(page, shot, "loaded-more")
 
-    frame.get_by_role("link", name="Newest").click()
+    click(frame.get_by_role("link", name="Newest"))
     expect(threads.first).to_contain_text("Top-level comment 23")
     no_problems(page)
 
@@ -292,13 +363,13 @@ def test_stacked_mode_shows_each_comment_under_its_folded_chain(host, page, shot
         parent = CommentFactory(subject=subject, author=people[n % 3], reply_to=parent, body=f"Floor {n}: climbing")
     page.goto(host.url(subject.key))
     frame = widget(page)
-    frame.get_by_role("link", name="Newest").click()
+    click(frame.get_by_role("link", name="Newest"))
     newest = frame.locator(".cw-stack").first
     expect(newest.locator(".cw-c")).to_contain_text("Floor 12")
     expect(newest.get_by_role("link", name="Show 6 hidden floors")).to_be_visible()
     expect(newest.locator(".cw-floor")).to_have_count(5)
     readme_shot(page, "widget-stacked", shot)
-    newest.get_by_role("link", name="Show 6 hidden floors").click()
+    click(newest.get_by_role("link", name="Show 6 hidden floors"))
     expect(newest.locator(".cw-floor")).to_have_count(11)
     snap(page, shot, "unfolded")
     no_problems(page)
@@ -338,8 +409,7 @@ def test_a_360_pixel_wide_phone(host, context, shot):
     overflow = page.frames[1].evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0
     like = frame.locator(".cw-like").first
-    like.scroll_into_view_if_needed()
-    expect(like).to_be_visible()  # laid out, so it has a box to measure
+    assert_seen_by_a_person(like)  # scrolled to, laid out, so it has a box to measure
     box = like.bounding_box()
     assert box is not None and box["width"] >= 24
     readme_shot(page, "widget-mobile", shot)
