@@ -34,15 +34,70 @@
 
   // --- helpers -----------------------------------------------------------------------------
   const $ = (sel, el = root) => el.querySelector(sel);
-  const status = $('#cw-status');
-  let hush = 0;
-  const say = (text) => {
-    status.textContent = '';
-    clearTimeout(hush);
-    requestAnimationFrame(() => { status.textContent = text; });
-    hush = setTimeout(() => { status.textContent = ''; }, 6000);
-  };
   const errorText = (err) => (S.errors && S.errors[err.code]) || S.error;
+
+  // --- messages: each one shown next to what caused it, until the next action ---------------
+  // On a long thread the widget is as tall as the thread, so a message at its top or bottom is
+  // off-screen. ``where`` says where the person acted: a form (its own status and alert lines
+  // by its submit button), 'top' (sign in/out, sort: the lines under the sign-in), or a
+  // function that puts a new line into the page (beside a comment's actions, in place of a
+  // deleted comment, where a "load more" link was) and returns what to take away later.
+  let shown = null;  // { line, remove } of the message on screen
+  function unsay() {
+    if (!shown) return;
+    shown.remove();
+    shown = null;
+  }
+
+  function say(text, where = 'top', kind = 'status') {
+    unsay();
+    const error = kind === 'error';
+    let line;
+    let remove;
+    if (where === 'top' || where instanceof HTMLFormElement) {
+      const holder = where === 'top' ? $('.cw-user') : where;
+      line = $(error ? '.cw-err' : '.cw-note, #cw-status', holder);
+      line.textContent = '';
+      line.hidden = false;
+      remove = () => { line.textContent = ''; if (error) line.hidden = true; };
+    } else {
+      line = document.createElement('p');
+      line.className = error ? 'cw-msg cw-err' : 'cw-msg cw-note';
+      line.setAttribute('role', error ? 'alert' : 'status');
+      if (!error) line.setAttribute('aria-live', 'polite');
+      const outer = where(line) || line;
+      if (!outer.isConnected) { say(text, 'top', kind); return; }  // what it was for is gone
+      remove = () => outer.remove();
+    }
+    const mine = { line, remove };
+    shown = mine;
+    // Filled a moment after it is in place (and emptied), so screen readers announce it, even
+    // when it says again what it said before.
+    requestAnimationFrame(() => { if (shown === mine) line.textContent = text; });
+  }
+
+  // Where a message about ``el`` (clicked, in comment ``c`` if any) goes.
+  function nextTo(el, c) {
+    const form = el.closest('form');
+    if (form) return form;
+    if (el.closest('.cw-top, .cw-user')) return 'top';
+    if (c && c.isConnected) return besideComment(c);
+    if (el.isConnected) return (line) => { el.after(line); };
+    return 'top';
+  }
+
+  const besideComment = (c) => (line) => {
+    const actions = $(':scope > .cw-actions', c);
+    if (actions) actions.after(line); else c.append(line);
+  };
+
+  // A line in a list of comments, as one of its items.
+  const asItem = (line) => {
+    const li = document.createElement('li');
+    li.className = 'cw-msg-item';
+    li.append(line);
+    return li;
+  };
 
   class ApiError extends Error {
     constructor(code, httpStatus) { super(code); this.code = code; this.status = httpStatus; }
@@ -87,12 +142,6 @@
     tell({ type: 'comments:count', key: D.key, count: n });
   }
 
-  function showError(form, err) {
-    const box = $('.cw-err', form);
-    box.textContent = typeof err === 'string' ? err : errorText(err);
-    box.hidden = false;
-  }
-
   // --- signing in ------------------------------------------------------------------------
   function renderUser() {
     $('#cw-signin').hidden = !!me;
@@ -109,10 +158,10 @@
       me = data.user;
       renderUser();
       await reload();
-      say(S.signed_in);
+      say(S.signed_in, 'top');
       tell({ type: 'comments:user', user: me });
     } catch (err) {
-      say(errorText(err));
+      say(errorText(err), 'top', 'error');
       tell({ type: 'comments:login-failed' });
     }
   }
@@ -124,13 +173,13 @@
     renderUser();
     root.querySelectorAll('.cw-reply-form, .cw-report').forEach((f) => f.remove());
     reload().catch(() => {});
-    say(S.signed_out);
+    say(S.signed_out, 'top');
     tell({ type: 'comments:user', user: null });
   }
 
-  const needUser = () => {
+  const needUser = (where) => {
     if (token) return true;
-    say(S.sign_in_first);
+    say(S.sign_in_first, where);
     tell({ type: 'comments:login-request' });
     $('#cw-signin').classList.add('cw-flash');
     return false;
@@ -148,16 +197,26 @@
     }
   }
 
+  // Appends the comments of ``content`` not shown yet; returns the first one appended.
   function appendNew(list, content, link) {
     const known = new Set([...root.querySelectorAll('.cw-c')].map((c) => c.id));
     const incoming = content.querySelector('ol');
+    let first = null;
     for (const li of [...(incoming ? incoming.children : [])]) {
       const article = li.querySelector(':scope > .cw-c');
-      if (!article || !known.has(article.id)) list.append(li);
+      if (!article || !known.has(article.id)) { list.append(li); first = first || li; }
     }
     const next = content.querySelector('.cw-more');
     if (next) link.replaceWith(next); else link.remove();
+    return first;
   }
+
+  // "Loaded": where the new comments begin, which is where the link clicked was.
+  const whereLoaded = (list, first) => (line) => {
+    if (first && first.isConnected) { const li = asItem(line); first.before(li); return li; }
+    list.after(line);
+    return line;
+  };
 
   // A reply or edit form cloned from its template. Its box gets an id of its own, which its
   // visually hidden label points at: edit boxes can be open on several comments at once.
@@ -171,7 +230,7 @@
   // --- actions -----------------------------------------------------------------------------
   const likeTurns = new WeakMap();  // like button -> its latest request
   const actions = {
-    login: () => { needUser(); },
+    login: (el, event, c, where) => { needUser(where); },
     logout: () => { logout(); },
 
     async sort(el, event) {
@@ -187,22 +246,25 @@
       event.preventDefault();
       el.setAttribute('aria-busy', 'true');
       const content = await fragment(el.dataset.fragment);
-      appendNew(el.parentElement.querySelector('.cw-items'), content, el);
-      say(S.loaded);
+      const list = el.parentElement.querySelector('.cw-items');
+      say(S.loaded, whereLoaded(list, appendNew(list, content, el)));
     },
 
     async 'more-replies'(el, event) {
       event.preventDefault();
       const content = await fragment(el.href);
-      appendNew(el.parentElement.querySelector('.cw-reply-list'), content, el);
-      say(S.loaded);
+      const list = el.parentElement.querySelector('.cw-reply-list');
+      say(S.loaded, whereLoaded(list, appendNew(list, content, el)));
     },
 
     async expand(el, event) {
       event.preventDefault();
       const box = document.getElementById(`replies-${el.dataset.root}`);
+      const known = new Set([...box.querySelectorAll('.cw-c')].map((c) => c.id));
       box.replaceChildren(await fragment(el.href));
-      say(S.loaded);
+      const first = [...box.querySelectorAll('.cw-reply-list > li')]
+        .find((li) => !known.has(li.querySelector(':scope > .cw-c')?.id));
+      say(S.loaded, whereLoaded($('.cw-reply-list', box), first));
     },
 
     async unfold(el, event) {
@@ -211,8 +273,8 @@
       chain.replaceChildren(await fragment(el.href));
     },
 
-    async like(el, event, c) {
-      if (!needUser()) return;
+    async like(el, event, c, where) {
+      if (!needUser(where)) return;
       const counter = $('.cw-like-count', el);
       const was = el.getAttribute('aria-pressed') === 'true';
       const before = Number(counter.textContent);
@@ -238,8 +300,8 @@
       }
     },
 
-    reply(el, event, c) {
-      if (!needUser()) return;
+    reply(el, event, c, where) {
+      if (!needUser(where)) return;
       const open = c.nextElementSibling;
       if (open && open.matches('.cw-reply-form')) { $('textarea', open).focus(); return; }
       root.querySelectorAll('.cw-reply-form').forEach((f) => f.remove());
@@ -249,8 +311,8 @@
       $('textarea', form).focus();
     },
 
-    async edit(el, event, c) {
-      if (!needUser() || $('.cw-edit-form', c)) return;
+    async edit(el, event, c, where) {
+      if (!needUser(where) || $('.cw-edit-form', c)) return;
       const data = await api('GET', `comments/${c.dataset.id}`);
       const form = boxForm('cw-edit-template', `cw-edit-body-${c.dataset.id}`);
       const area = $('textarea', form);
@@ -260,8 +322,8 @@
       area.focus();
     },
 
-    async delete(el, event, c) {
-      if (!needUser()) return;
+    async delete(el, event, c, where) {
+      if (!needUser(where)) return;
       if (el.dataset.confirm !== '1') {
         el.dataset.confirm = '1';
         el.dataset.label = el.textContent;
@@ -272,14 +334,23 @@
       await api('DELETE', `comments/${c.dataset.id}`);
       const counted = !c.classList.contains('cw-pending');
       const fresh = (await fragment(`${commentUrl(c.dataset.id)}&missing=empty`)).getElementById(`c-${c.dataset.id}`);
-      if (fresh) c.replaceWith(fresh); // a placeholder: it still has replies
-      else (c.closest('li') || c).remove();
       if (counted) setCount(-1);
-      say(S.deleted);
+      if (fresh) { // a placeholder: it still has replies
+        c.replaceWith(fresh);
+        say(S.deleted, besideComment(fresh));
+        return;
+      }
+      // Said where the comment was.
+      const item = c.closest('li');
+      say(S.deleted, (line) => {
+        if (item) { const li = asItem(line); item.replaceWith(li); return li; }
+        c.replaceWith(line);
+        return line;
+      });
     },
 
-    report(el, event, c) {
-      if (!needUser() || $('.cw-report', c)) return;
+    report(el, event, c, where) {
+      if (!needUser(where) || $('.cw-report', c)) return;
       const form = $('#cw-report-template').content.firstElementChild.cloneNode(true);
       $('.cw-actions', c).after(form);
       $('select', form).focus();
@@ -298,16 +369,19 @@
     const el = event.target.closest('[data-action]');
     if (!el || !root.contains(el) || !actions[el.dataset.action]) return;
     const c = el.closest('.cw-c');
+    const where = nextTo(el, c);
+    unsay();
     if (el.dataset.action !== 'delete') {
       root.querySelectorAll('[data-confirm="1"]').forEach((b) => {
         b.dataset.confirm = ''; b.textContent = b.dataset.label; b.classList.remove('cw-danger');
       });
     }
     try {
-      await actions[el.dataset.action](el, event, c);
+      await actions[el.dataset.action](el, event, c, where);
     } catch (err) {
       el.removeAttribute('aria-busy');
-      say(errorText(err));
+      // Beside what was clicked, or what is left of it (a comment re-rendered meanwhile).
+      say(errorText(err), el.isConnected ? nextTo(el, el.closest('.cw-c')) : where, 'error');
     }
   });
 
@@ -344,7 +418,7 @@
       area.value = '';
       await insertNew(comment, null);
       if (comment.status === 'published') setCount(1);
-      say(comment.status === 'pending' ? S.posted_review : S.posted);
+      say(comment.status === 'pending' ? S.posted_review : S.posted, form);
     },
 
     async reply(form, area) {
@@ -354,7 +428,7 @@
       form.remove();
       const article = await insertNew(comment, target);
       if (comment.status === 'published') setCount(1);
-      say(comment.status === 'pending' ? S.posted_review : S.posted);
+      say(comment.status === 'pending' ? S.posted_review : S.posted, besideComment(article));
       $('[data-action]', article)?.focus();
     },
 
@@ -369,11 +443,7 @@
     async report(form) {
       const c = form.closest('.cw-c');
       await api('POST', `comments/${c.dataset.id}/reports`, { reason: $('select', form).value });
-      const done = document.createElement('p');
-      done.className = 'cw-hint';
-      done.setAttribute('role', 'status');
-      done.textContent = S.reported;
-      form.replaceWith(done);
+      say(S.reported, (line) => { form.replaceWith(line); });
     },
   };
 
@@ -383,15 +453,15 @@
     const submit = submitters[form.dataset.form];
     if (!submit) return;
     const area = $('textarea', form);
-    if (area && !area.value.trim()) { showError(form, S.empty); area.focus(); return; }
-    if (!needUser()) return;
+    unsay();
+    if (area && !area.value.trim()) { say(S.empty, form, 'error'); area.focus(); return; }
+    if (!needUser(form)) return;
     const button = $('button[type="submit"]', form);
     button.disabled = true;
-    $('.cw-err', form).hidden = true;
     try {
       await submit(form, area);
     } catch (err) {
-      showError(form, err);
+      say(errorText(err), form.isConnected ? form : 'top', 'error');
     } finally {
       button.disabled = false;
     }

@@ -145,7 +145,7 @@ def test_sign_in_by_sso_then_post_reply_like_and_unlike(host, page, shot):
     click(frame.get_by_role("button", name="Post"))
     mine = frame.locator(".cw-c", has_text="Hello from Alice")
     expect(mine.locator("strong")).to_have_text("Alice")
-    expect(frame.locator("#cw-status")).to_have_text("Your comment was posted.")
+    expect(frame.locator("#cw-form").get_by_role("status")).to_have_text("Your comment was posted.")  # by its Post button
     expect(frame.locator("#cw-count")).to_have_text("3 comments")
     expect(page.locator("article [data-comment-count]")).to_have_text("3")
     snap(page, shot, "posted")
@@ -309,7 +309,7 @@ def test_readers_who_are_not_signed_in_are_asked_to_sign_in(host, page, shot):
     frame = widget(page)
     expect(frame.locator("#cw-form")).to_be_hidden()
     click(frame.locator(f"#c-{first.id} .cw-like"))
-    expect(frame.locator("#cw-status")).to_have_text("Sign in to take part in the discussion.")
+    expect(frame.locator(f"#c-{first.id}").get_by_role("status")).to_have_text("Sign in to take part in the discussion.")
     # The host page hears the request and points at its own sign-in.
     expect(page.locator("#user")).to_be_focused()
     expect(frame.locator(f"#c-{first.id} .cw-like-count")).to_have_text("0")
@@ -332,7 +332,7 @@ def test_two_level_loads_more_and_expands_replies(host, page, shot):
     click(frame.get_by_role("link", name="Load more comments"))
     expect(threads).to_have_count(24)
     expect(frame.get_by_role("link", name="Load more comments")).to_have_count(0)
-    expect(frame.locator("#cw-status")).to_have_text("More comments loaded.")
+    expect(frame.locator(".cw-items").get_by_role("status")).to_have_text("More comments loaded.")  # where they begin
     snap(page, shot, "loaded-more")
 
     click(frame.get_by_role("link", name="Newest"))
