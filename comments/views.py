@@ -309,10 +309,6 @@ def _embed_html(request, site: Site, subject, params: dict, *, lang: str, theme:
 def _strings() -> dict:
     """Messages the script shows, translated here so the script carries no language."""
     return {
-        "like": gettext("Like"),
-        "unlike": gettext("Unlike"),
-        "reply": gettext("Reply"),
-        "cancel": gettext("Cancel"),
         "confirm_delete": gettext("Delete? Click again to confirm"),
         "reported": gettext("Thanks, a moderator will look at it."),
         "posted": gettext("Your comment was posted."),
