@@ -77,6 +77,7 @@ class ExternalIdentity(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "external identities"
         constraints = [
             models.UniqueConstraint(fields=["site", "external_id"], name="sso_identity_by_site_id")
         ]

@@ -31,6 +31,7 @@ class WordEntry(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "word entries"
         db_table = "moderation_word"
         constraints = [
             models.UniqueConstraint(fields=["site", "normalized"], condition=Q(site__isnull=False), name="word_unique_per_site"),
@@ -136,5 +137,6 @@ class AuditEntry(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "audit entries"
         db_table = "moderation_audit"
         indexes = [models.Index(F("site"), F("id").desc(), name="audit_log_by_site")]

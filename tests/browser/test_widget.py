@@ -387,6 +387,26 @@ def test_a_deleted_comment_with_replies_stays_as_a_placeholder(host, page, shot)
     snap(page, shot, "placeholder")
 
 
+def test_a_heading_in_a_comment_is_the_size_of_its_text_and_a_quote_is_set_off(host, page, shot):
+    subject = SubjectFactory(site=host.site, key="article:md", title="Markdown", mode=Mode.FLAT)
+    comment = CommentFactory(subject=subject, body="# Big news\n\n> what you said\n\nAnd my answer.")
+    page.goto(host.url(subject.key))
+    body = widget(page).locator(f"#c-{comment.id} .cw-body")
+    expect(body.locator("h1")).to_have_text("Big news")
+    sizes = body.evaluate(
+        """(el) => ({
+            heading: parseFloat(getComputedStyle(el.querySelector('h1')).fontSize),
+            text: parseFloat(getComputedStyle(el.querySelector('p')).fontSize),
+            quoteBorder: parseFloat(getComputedStyle(el.querySelector('blockquote')).borderLeftWidth),
+            quoteIndent: el.querySelector('blockquote').getBoundingClientRect().left - el.getBoundingClientRect().left
+                + parseFloat(getComputedStyle(el.querySelector('blockquote')).paddingLeft),
+        })"""
+    )
+    assert sizes["heading"] <= sizes["text"] * 1.2, sizes
+    assert sizes["quoteBorder"] >= 2 and sizes["quoteIndent"] >= 8, sizes
+    snap(page, shot, "markdown-heading-and-quote")
+
+
 def test_dark_theme(host, page, shot):
     subject, _ = two_level_subject(host.site, roots=3, replies=2)
     page.goto(host.url(subject.key, theme="dark", user="alice"))

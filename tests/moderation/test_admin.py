@@ -49,3 +49,20 @@ def test_tasks_are_decided_in_bulk_from_the_admin(browser, subject):
     assert set(Comment.objects.filter(pk__in=[c.id for c in comments]).values_list("status", flat=True)) == {"published"}
     assert set(ReviewTask.objects.values_list("state", flat=True)) == {"done"}
     assert AuditEntry.objects.filter(action="approve").count() == 2
+
+
+def test_the_admin_names_every_model_in_plain_english_plurals(browser):
+    import re
+
+    from django.apps import apps
+
+    # Django adds an "s": "entry" would become "entrys" unless the model says otherwise.
+    wrong = {
+        model._meta.label: str(model._meta.verbose_name_plural)
+        for model in apps.get_models()
+        if model._meta.app_label in {"comments", "likes", "moderation"}
+        and re.search(r"[^aeiou]ys$", str(model._meta.verbose_name_plural))
+    }
+    assert wrong == {}
+    index = browser.get("/admin/").content.decode()
+    assert "Audit entries" in index and "Word entries" in index and "entrys" not in index
