@@ -759,13 +759,11 @@ def _page_json(page: Page) -> bytes:
     return encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
 
 
-def hot_list_page(subject_id: int, user, query_string: str, *, gzip: bool = False) -> tuple[bytes, bool] | None:
+def hot_list_page(subject_id: int, query_string: str, *, gzip: bool = False) -> tuple[bytes, bool] | None:
     """An anonymous reader's page of a hot subject from this process's memory, found by the
     request's raw query string, before the query is validated (it was, when the copy was kept
     by ``list_comments_json``): ``(body, compressed)``, gzip-compressed when ``gzip``; None
-    otherwise."""
-    if _authenticated(user) is not None:
-        return None
+    otherwise. Only for a reader the caller knows to be anonymous."""
     return pagecache.hot_request_copy(subject_id, query_string, gzip=gzip)
 
 

@@ -144,16 +144,24 @@ class Script:
 # read is used for that only while it is younger than ``READ_MAX_AGE`` (state.py), far within.
 WRITTEN_WINDOW_MS = 60_000
 
-# Lua shared by the scripts that create a comment's state from rows read by the caller.
-# may_create: no action of the comment waits in the stream, and the flush wrote none to the
-# rows after ``since`` (Redis ms): then the rows read after ``since`` are the whole truth,
-# because no action can be appended while the state is missing.
-_CREATING = (
+# Lua: Redis's clock in ms, and the window, for the scripts that read or record it.
+_CLOCK = (
     """
 local function now_ms()
   local now = redis.call('TIME')
   return tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 end
+local WRITTEN_WINDOW_MS = """
+    + str(WRITTEN_WINDOW_MS)
+    + "\n"
+)
+
+# Lua shared by the scripts that create a comment's state from rows read by the caller.
+# may_create: no action of the comment waits in the stream, and the flush wrote none to the
+# rows after ``since`` (Redis ms): then the rows read after ``since`` are the whole truth,
+# because no action can be appended while the state is missing.
+_CREATING = _CLOCK + (
+    """
 local function may_create(pending, written, comment, since)
   if redis.call('HEXISTS', pending, comment) == 1 then return false end
   local at = redis.call('ZSCORE', written, comment)
@@ -166,9 +174,7 @@ local function create(likers, flag, ttl, first)
   end
   redis.call('EXPIRE', likers, ttl)
 end
-local WRITTEN_WINDOW_MS = """
-    + str(WRITTEN_WINDOW_MS)
-    + "\n"
+"""
 )
 
 # KEYS: likers, events, pending, written. ARGV: user id, 1 (like) | 0 (unlike), comment id,
@@ -244,7 +250,7 @@ return 1
 # KEYS: pending. ARGV: comment id.
 # -> {1 when an action of the comment waits in the stream, else 0; Redis time in ms}.
 COLD_CHECK = Script(
-    _CREATING
+    _CLOCK
     + """
 return {redis.call('HEXISTS', KEYS[1], ARGV[1]), now_ms()}
 """
@@ -257,7 +263,7 @@ return {redis.call('HEXISTS', KEYS[1], ARGV[1]), now_ms()}
 # (not already by another flush that applied it too) is no longer pending for its comment; a
 # comment with no action left waiting may expire again, and is remembered as just written.
 ACKNOWLEDGE = Script(
-    _CREATING
+    _CLOCK
     + """
 local now = now_ms()
 local group, ttl, t = ARGV[1], ARGV[2], tonumber(ARGV[3])

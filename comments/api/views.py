@@ -261,9 +261,7 @@ class SubjectCommentsView(ApiView):
         # permissions, content negotiation), which costs more than the rest of the answer.
         # Anything else, and any doubt, takes the usual road.
         if request.method == "GET" and _anonymous_json_reader(request):
-            hot = queries.hot_list_page(
-                kwargs["subject_id"], None, request.META.get("QUERY_STRING", ""), gzip=accepts_gzip(request)
-            )
+            hot = queries.hot_list_page(kwargs["subject_id"], request.META.get("QUERY_STRING", ""), gzip=accepts_gzip(request))
             if hot is not None:
                 # What DRF's answer says too: its methods, and that a session cookie would
                 # change it (the session middleware says so once authentication read the session).
