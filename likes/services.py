@@ -9,7 +9,6 @@ one, changes nothing.
 
 from __future__ import annotations
 
-import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -107,7 +106,6 @@ def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = Fals
                     comment_id=comment_id,
                     defaults={"subject_id": comment_subjects[comment_id], "created_at": timezone.now()},
                 )
-        _pause_point("inside")
     # Counts, and with them hot order, of the pages that show these comments; told after the
     # transaction, whose subject row locks posting waits on, not inside it.
     for subject_id in {comment_subjects[c] for c, d in changes.items() if d}:
@@ -195,20 +193,6 @@ def _add_like_counts(changes: dict[int, int]) -> None:
                 f"FROM {source} WHERE {_COMMENT_TABLE}.id = x.id",
                 params,
             )
-
-
-def _pause_point(where: str) -> None:
-    """Fault-test hook: with ``LIKES_FLUSH_PAUSE_FILE`` set and ``LIKES_FLUSH_PAUSE_AT`` equal
-    to ``where`` (``inside`` the transaction, or ``committed`` before acknowledging), write
-    ``<file>.reached`` and wait while ``<file>`` exists, so a test can kill the process there."""
-    path = os.environ.get("LIKES_FLUSH_PAUSE_FILE")
-    if not path or os.environ.get("LIKES_FLUSH_PAUSE_AT", "inside") != where:
-        return
-    with open(f"{path}.reached.tmp", "w") as marker:
-        marker.write(str(os.getpid()))
-    os.replace(f"{path}.reached.tmp", f"{path}.reached")  # appears whole, pid included
-    while os.path.exists(path):
-        time.sleep(0.05)
 
 
 # --- liking ----------------------------------------------------------------------------------
@@ -352,7 +336,6 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
             parsed = [_action(i, f) for i, f in entries]
             actions = [a for a in parsed if a is not None]
             changes = like_actions_apply(actions)
-            _pause_point("committed")
             live.acknowledge(r, subject_id, [(i, None if a is None else a.comment_id) for (i, _), a in zip(entries, parsed)])
             report.events += len(entries)
             report.changed_comments += len(changes)

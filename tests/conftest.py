@@ -11,19 +11,6 @@ from .factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
 
 
 @pytest.fixture(autouse=True)
-def _no_rate_limits(settings):
-    """Tests post fast; the rate-limit tests turn limits back on explicitly."""
-    settings.RATE_LIMITS = {}
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    """Factories give every user a password; the production hasher's deliberate slowness
-    (hundreds of milliseconds each) would dominate the suite's time."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
 def _clear_cache():
     """The shared cache, and what processes keep of it (word lists, sanctions, hot pages),
     start empty."""
@@ -37,14 +24,6 @@ def _clear_cache():
     cache.clear()
     snapshots.forget_all()
     pagecache.reset()
-
-
-@pytest.fixture(autouse=True)
-def _page_cache_on(settings):
-    """Every test reads through the shared page cache, in both modes (the embedded default
-    turns it off, its local-memory cache being one per process; a test is one process), so
-    every read-after-write of the suite checks that the write reached the cached pages."""
-    settings.COMMENTS_PAGE_CACHE_TTL = 300
 
 
 def _test_redis_url() -> str:
