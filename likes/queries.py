@@ -13,7 +13,7 @@ from comments.exceptions import InvalidInput
 from comments.queries import comment_place, comment_ref_for_viewer, decode_cursor, encode_cursor, present_user
 from comments.rowsql import aware
 
-from . import live, state
+from . import live, state_sync
 from .models import Like
 
 _LIKE = connection.ops.quote_name(Like._meta.db_table)
@@ -58,7 +58,7 @@ def page_like_state(comments: list[tuple[int, int]], user_id: int | None) -> dic
     whose state is not loaded are left out (the page reads them from the database, which is
     exact for them: their actions were all flushed before the state went); None without
     Redis."""
-    r = state.client()
+    r = state_sync.client()
     if r is None:
         return None
     try:
@@ -119,7 +119,7 @@ def _likers_live(comment_id: int, subject_id: int, user, after, limit) -> list[t
     """``(user_id, µs)`` from Redis (its times are whole milliseconds), loading the state
     first if it is not there, and checking that ``user`` may see the comment unless the state
     says everyone may; None when Redis cannot answer."""
-    r = state.client()
+    r = state_sync.client()
     if r is None:
         return None
     redis_after = None if after is None else (after[0] // 1000, after[1])
@@ -131,8 +131,8 @@ def _likers_live(comment_id: int, subject_id: int, user, after, limit) -> list[t
                 if not visible_to_all:
                     comment_ref_for_viewer(comment_id, user)
                 return [(user_id, at_ms * 1000) for user_id, at_ms in rows]
-            state.load(r, comment_id=comment_id, subject_id=subject_id)
-    except (*live.ERRORS, state.LoadTimeout) as exc:
+            state_sync.load(r, comment_id=comment_id, subject_id=subject_id)
+    except (*live.ERRORS, state_sync.LoadTimeout) as exc:
         live.mark_down(exc)
     return None
 

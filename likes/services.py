@@ -24,7 +24,7 @@ from comments import queries as comment_queries
 from comments.exceptions import NotFound
 from comments.models import GONE_STATUSES, Comment, Subject, User
 
-from . import keys, live, queries, rowsets, state
+from . import bulk_rows, keys, live, queries, state_sync
 from .models import Like, StaleLikeState
 
 # Direct writes get versions above any stream entry of the same millisecond.
@@ -132,7 +132,7 @@ def _existing(model, column: str, ids: set[int]) -> list[tuple[int, int]]:
     table = connection.ops.quote_name(model._meta.db_table)
     found = []
     with connection.cursor() as cursor:
-        for source, params in rowsets.sources([("id", "bigint")], [(i,) for i in ids]):
+        for source, params in bulk_rows.sources([("id", "bigint")], [(i,) for i in ids]):
             cursor.execute(f"SELECT t.id, t.{column} FROM {table} t JOIN {source} ON t.id = x.id", params)
             found += cursor.fetchall()
     return found
@@ -144,7 +144,7 @@ def _insert_rows(rows: list[tuple[int, int, int, bool, int, int]]) -> list[tuple
     columns = [("c", "bigint"), ("u", "bigint"), ("s", "bigint"), ("a", "boolean"), ("v", "bigint"), ("t", "ms")]
     inserted = []
     with connection.cursor() as cursor:
-        for source, params in rowsets.sources(columns, rows):
+        for source, params in bulk_rows.sources(columns, rows):
             # "WHERE 1 = 1" lets SQLite tell the upsert clause from the SELECT's own syntax.
             cursor.execute(
                 f"INSERT INTO {_LIKE_TABLE} (comment_id, user_id, subject_id, active, version, created_at) "
@@ -161,7 +161,7 @@ def _locked_rows(pairs: list[tuple[int, int]]):
     lock = " FOR UPDATE OF l" if connection.features.has_select_for_update_of else ""
     rows = []
     with connection.cursor() as cursor:
-        for source, params in rowsets.sources([("c", "bigint"), ("u", "bigint")], pairs):
+        for source, params in bulk_rows.sources([("c", "bigint"), ("u", "bigint")], pairs):
             cursor.execute(
                 f"SELECT l.id, l.comment_id, l.user_id, l.active, l.version FROM {_LIKE_TABLE} l "
                 f"JOIN {source} ON l.comment_id = x.c AND l.user_id = x.u ORDER BY l.id{lock}",
@@ -176,7 +176,7 @@ def _update_rows(updates: list[tuple[int, bool, int, int, bool]]) -> None:
     statement (SQLite: per chunk)."""
     columns = [("id", "bigint"), ("a", "boolean"), ("v", "bigint"), ("t", "ms"), ("n", "boolean")]
     with connection.cursor() as cursor:
-        for source, params in rowsets.sources(columns, updates):
+        for source, params in bulk_rows.sources(columns, updates):
             cursor.execute(
                 f"UPDATE {_LIKE_TABLE} SET active = x.a, version = x.v, "
                 f"created_at = CASE WHEN x.n THEN x.t ELSE {_LIKE_TABLE}.created_at END "
@@ -187,7 +187,7 @@ def _update_rows(updates: list[tuple[int, bool, int, int, bool]]) -> None:
 
 def _add_like_counts(changes: dict[int, int]) -> None:
     with connection.cursor() as cursor:
-        for source, params in rowsets.sources([("id", "bigint"), ("d", "integer")], sorted(changes.items())):
+        for source, params in bulk_rows.sources([("id", "bigint"), ("d", "integer")], sorted(changes.items())):
             cursor.execute(
                 f"UPDATE {_COMMENT_TABLE} SET like_count = {_COMMENT_TABLE}.like_count + x.d "
                 f"FROM {source} WHERE {_COMMENT_TABLE}.id = x.id",
@@ -216,11 +216,11 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
     process has not met is read whole in one statement (where it lives, and its likers in case
     Redis lacks its state), so a cold comment costs that statement and one round trip. Without
     Redis the database is checked and written at once."""
-    r = state.client()
+    r = state_sync.client()
     rows = None
     place = queries.known_place(comment_id)
     if place is None and r is not None:
-        rows = state.read_rows(comment_id)
+        rows = state_sync.read_rows(comment_id)
         place = queries.remember_place(comment_id, (rows.subject_id, rows.site_id))
     subject_id, site_id = place or queries.place(comment_id)
     hooks.check_participation(site_id, user.pk)
@@ -236,15 +236,15 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
                 if result is live.NEEDS_CHECK:
                     checked = _likeable(comment_id, user)
                 elif isinstance(result, live.Cold):
-                    creation = state.read_rows(comment_id).creation(result.since)
+                    creation = state_sync.read_rows(comment_id).creation(result.since)
                     if creation is None:  # too many likers to carry
-                        state.load(r, comment_id=comment_id, subject_id=subject_id)
+                        state_sync.load(r, comment_id=comment_id, subject_id=subject_id)
                 elif result is live.LOAD_CAREFULLY:
-                    state.load(r, comment_id=comment_id, subject_id=subject_id)
+                    state_sync.load(r, comment_id=comment_id, subject_id=subject_id)
                     creation = None
                 else:
                     return result
-        except (*live.ERRORS, state.LoadTimeout) as exc:
+        except (*live.ERRORS, state_sync.LoadTimeout) as exc:
             live.mark_down(exc)
     return _like_in_database(checked or _likeable(comment_id, user), user, liked)
 
@@ -262,7 +262,7 @@ def _like_in_database(comment, user: User, liked: bool) -> tuple[int, bool]:
 def like_state_mark_empty(*, comments: list[tuple[int, int, int]]) -> None:
     """New comments have no likes: load their (empty) state now, so they never need a
     rebuild. ``comments``: ``(comment_id, subject_id, live.OPEN or live.CHECK)``."""
-    r = state.client()
+    r = state_sync.client()
     if r is None:
         return
     try:
@@ -274,7 +274,7 @@ def like_state_mark_empty(*, comments: list[tuple[int, int, int]]) -> None:
 def like_state_reflag(*, comment_id: int, subject_id: int, flag: int) -> None:
     """A comment's status changed: tell its like state whether everyone may now like it. If
     Redis does not answer, its state is marked stale and dropped when Redis is back."""
-    r = state.client()
+    r = state_sync.client()
     if r is not None:
         try:
             live.reflag(r, comment_id=comment_id, subject_id=subject_id, flag=flag)
@@ -316,14 +316,14 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
     changes nothing. Several flushes may run at once (they read disjoint entries)."""
     started = time.monotonic()
     report = FlushReport()
-    r = state.client()
+    r = state_sync.client()
     if r is None:
         return report
     deadline = started + (max_seconds if max_seconds is not None else settings.LIKES_FLUSH_MAX_SECONDS)
     batch = batch or settings.LIKES_FLUSH_BATCH
     reclaim_ms = int(settings.LIKES_RECLAIM_IDLE * 1000)
     consumer = live.consumer_name()
-    report.stale_dropped = state.drop_stale(r)
+    report.stale_dropped = state_sync.drop_stale(r)
     for subject_id, score in live.dirty_subjects(r):
         if time.monotonic() > deadline:
             break
@@ -371,7 +371,7 @@ def like_state_rebuild(*, subject_id: int | None = None) -> int | None:
     pending events are flushed first, counts reconciled, then every liked comment's state is
     built again (comments without likes are left to load on first use). Returns how many
     states were built; None without Redis."""
-    r = state.client()
+    r = state_sync.client()
     if r is None:
         return None
     likes_flush()
@@ -382,6 +382,6 @@ def like_state_rebuild(*, subject_id: int | None = None) -> int | None:
     built = 0
     for comment_id, comment_subject in comments.values_list("pk", "subject_id").iterator(chunk_size=2000):
         live.drop(r, [(comment_id, comment_subject)])
-        state.load(r, comment_id=comment_id, subject_id=comment_subject)
+        state_sync.load(r, comment_id=comment_id, subject_id=comment_subject)
         built += 1
     return built

@@ -292,7 +292,7 @@ def test_likers_of_a_friends_only_comment_are_shown_to_its_author_and_friends_on
 
 
 def test_a_state_rebuilt_in_many_chunks_holds_every_liker_at_their_time(subject, client_for, api, redis_url, raw_redis, monkeypatch):
-    from likes import state
+    from likes import state_sync
 
     comment = CommentFactory(subject=subject)
     fans = [UserFactory() for _ in range(7)]
@@ -301,8 +301,8 @@ def test_a_state_rebuilt_in_many_chunks_holds_every_liker_at_their_time(subject,
     client_for(fans[3]).delete(like_url(comment))  # an unlike among them
     likes_flush()
     live_items = api.get(f"{API}/comments/{comment.id}/likers").json()["items"]
-    monkeypatch.setattr(state, "CHUNK", 3)  # three database chunks ...
-    monkeypatch.setattr(state, "ZADD_PAIRS", 2)  # ... of two ZADDs each
+    monkeypatch.setattr(state_sync, "CHUNK", 3)  # three database chunks ...
+    monkeypatch.setattr(state_sync, "ZADD_PAIRS", 2)  # ... of two ZADDs each
     raw_redis.flushdb()
     rebuilt = api.get(f"{API}/comments/{comment.id}/likers").json()["items"]
     assert rebuilt == live_items
