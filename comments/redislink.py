@@ -2,8 +2,8 @@
 
 ``round_trip(r, commands)`` is what ``r.pipeline(transaction=False)`` does (one write of every
 command, then every reply, in order) without the ``Pipeline`` object: its command stack,
-response callbacks, retry wrapper and metrics hooks cost the like endpoint about 20 µs of a
-470 µs request (in-process, measured against the pipeline; ``docs/benchmarks.md``, likes).
+response callbacks, retry wrapper and metrics hooks were a measurable part of the like
+endpoint's CPU (``docs/benchmarks.md``, likes).
 Replies come back as Redis sent them (no response callbacks), and an error reply comes back as
 its exception, not raised, like ``execute(raise_on_error=False)``. A failure of the connection
 itself (``ConnectionError``, ``TimeoutError``) is raised as redis-py raises it; the connection

@@ -32,8 +32,8 @@ def post_worker_init(worker):
     """Move everything the worker holds once the application is loaded (Django, DRF, the URL
     resolver, compiled templates: hundreds of thousands of objects) out of the garbage
     collector's reach. A full collection then walks only what requests made since, instead of
-    pausing a request for tens of milliseconds now and then: measured on the like endpoint,
-    client p99 under load fell from about 110 ms to 9 ms (bench/likes.py, measurement 2)."""
+    pausing a request for tens of milliseconds now and then (measured on the like endpoint's p99:
+    ``docs/benchmarks.md``, likes, measurement 2)."""
     import gc
 
     gc.collect()

@@ -4,20 +4,19 @@ from Redis when it holds them, else from the database."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from django.db import connection
 
 from comments import rowsql
 from comments.exceptions import InvalidInput
 from comments.queries import comment_place, comment_ref_for_viewer, decode_cursor, encode_cursor, present_user
-from comments.rowsql import aware
+from comments.rowsql import UNIX_EPOCH, aware
 
 from . import live, state_sync
 from .models import Like
 
 _LIKE = connection.ops.quote_name(Like._meta.db_table)
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 # ``(subject_id, site_id)`` of comments: facts that never change, so a process keeps those it
 # met and a like or a likers page on a known comment reads nothing to find its state.
@@ -45,8 +44,7 @@ def liked_sql(user_id: int) -> tuple[str, list]:
     """Over a ``comment_content`` row aliased ``cc``: does ``user_id`` like that comment? One
     probe of the unique (comment, user) index. ``active`` is read from the row, not put in the
     condition: with it there, PostgreSQL answered from the partial likers index instead, whose
-    order puts the user last, reading every liker of a popular comment (3.5 ms against 1.2 for
-    the 61 most liked comments of the bench subject)."""
+    order puts the user last, reading every liker of a popular comment."""
     return (
         f"COALESCE((SELECT lk.active FROM {_LIKE} lk WHERE lk.comment_id = cc.comment_id AND lk.user_id = %s), 0 = 1)",
         [user_id],
@@ -112,7 +110,7 @@ def likers(comment_id: int, user, *, limit: int, cursor: str | None) -> LikersPa
 
 
 def _from_micros(micros: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=micros)
+    return UNIX_EPOCH + timedelta(microseconds=micros)
 
 
 def _likers_live(comment_id: int, subject_id: int, user, after, limit) -> list[tuple[int, int]] | None:
@@ -153,4 +151,4 @@ def _likers_stored(comment_id: int, after, limit: int) -> list[tuple[int, int]]:
 
 
 def _micros(moment: datetime) -> int:
-    return (moment - _EPOCH) // timedelta(microseconds=1)
+    return (moment - UNIX_EPOCH) // timedelta(microseconds=1)

@@ -355,15 +355,22 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
 
 def like_counts_reconcile(*, subject_id: int | None = None) -> int:
     """Recompute ``like_count`` from the active like rows (of one subject, or all); returns
-    how many comments had drifted. Set-based: one statement."""
+    how many comments had drifted. Set-based: one statement. The pages of the subjects whose
+    counts changed go out of date (their hot order may have moved)."""
     comment = _COMMENT_TABLE
     count = f"(SELECT COUNT(*) FROM {_LIKE_TABLE} l WHERE l.comment_id = {comment}.id AND l.active)"
     where, params = (f"{comment}.subject_id = %s AND ", [subject_id]) if subject_id is not None else ("", [])
     with transaction.atomic(), connection.cursor() as cursor:
         if subject_id is not None:
             list(Subject.objects.select_for_update().filter(pk=subject_id).values_list("pk", flat=True))
-        cursor.execute(f"UPDATE {comment} SET like_count = {count} WHERE {where}{comment}.like_count <> {count}", params)
-        return cursor.rowcount
+        cursor.execute(
+            f"UPDATE {comment} SET like_count = {count} WHERE {where}{comment}.like_count <> {count} RETURNING subject_id",
+            params,
+        )
+        changed = [subject for (subject,) in cursor.fetchall()]
+        for subject in set(changed):
+            comment_services.pages_change(subject)
+        return len(changed)
 
 
 def like_state_rebuild(*, subject_id: int | None = None) -> int | None:
