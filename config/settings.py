@@ -95,6 +95,8 @@ if REDIS_URL:
             "KEY_PREFIX": env_str("COMMENTS_CACHE_PREFIX", "cs"),
             "OPTIONS": {
                 "CLIENT_CLASS": "django_redis.client.DefaultClient",
+                # Reaches a Redis Cluster too, named by a redis+cluster:// URL.
+                "CONNECTION_FACTORY": "comments.rediscache.ClusterAwareConnectionFactory",
                 "SOCKET_CONNECT_TIMEOUT": 1,
                 "SOCKET_TIMEOUT": 1,
             },

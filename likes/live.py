@@ -31,10 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import redis
+from redis.cluster import RedisCluster
 from django.conf import settings
 from django.core.signals import setting_changed
 
-from comments.redislink import round_trip
+from comments.redislink import connect, is_cluster, round_trip
 
 from . import keys
 
@@ -54,17 +55,20 @@ def sentinel_score(*, status: str, visibility: str) -> int:
     from comments.models import Status, Visibility
 
     return OPEN if status == Status.PUBLISHED and visibility == Visibility.PUBLIC else CHECK
-ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+# Redis unreachable, or (a cluster) a slot without a reachable master for longer than the
+# client's retries: the database answers alone for a while.
+ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ClusterError)
 
 _lock = threading.Lock()
-_client: redis.Redis | None = None
+_client: redis.Redis | RedisCluster | None = None
 _client_url: str | None = None
 _down_until = 0.0
 _recovering = False
 
 
-def client() -> redis.Redis | None:
-    """The Redis of like state; None when there is none, or while it is considered down."""
+def client() -> redis.Redis | RedisCluster | None:
+    """The Redis of like state (a cluster client for a ``redis+cluster://`` URL); None when
+    there is none, or while it is considered down."""
     global _client, _client_url
     url = settings.LIKES_REDIS_URL
     if not url or time.monotonic() < _down_until:
@@ -73,7 +77,7 @@ def client() -> redis.Redis | None:
         with _lock:
             if _client is None or _client_url != url:
                 timeout = settings.LIKES_REDIS_TIMEOUT
-                _client = redis.Redis.from_url(
+                _client = connect(
                     url, decode_responses=True, socket_timeout=timeout, socket_connect_timeout=timeout,
                     health_check_interval=30,
                 )
@@ -184,8 +188,8 @@ def page_state(r: redis.Redis, comments: list[tuple[int, int]], user_id: int | N
         by_subject.setdefault(subject_id, []).append(comment_id)
     calls = [([keys.likers(s, c) for c in ids], ids) for s, ids in by_subject.items()]
     viewer = "" if user_id is None else str(user_id)
-    if len(calls) == 1:
-        replies = [PAGE_STATE(r, calls[0][0], [viewer])]
+    if len(calls) == 1 or is_cluster(r):  # a cluster pipeline runs no scripts
+        replies = [PAGE_STATE(r, key_list, [viewer]) for key_list, _ in calls]
     else:
         pipe = r.pipeline(transaction=False)
         for key_list, _ in calls:
@@ -403,12 +407,12 @@ def read_events(r: redis.Redis, stream: str, consumer: str, count: int, reclaim_
 def _read_events(r: redis.Redis, stream: str, consumer: str, count: int, reclaim_idle_ms: int) -> list[tuple[str, list]]:
     raw = _as_sent(r)
     claimed = raw.xautoclaim(stream, keys.FLUSH_GROUP, consumer, reclaim_idle_ms, start_id="0-0", count=count)
-    entries = [e for e in claimed[1] if e and e[1]]
+    entries = [_flat(e) for e in claimed[1] if e and e[1]]
     if len(entries) < count:
         fresh = raw.xreadgroup(keys.FLUSH_GROUP, consumer, {stream: ">"}, count=count - len(entries))
         # RESP3 answers a map of streams, RESP2 a list of [stream, entries] pairs.
         for stream_entries in (fresh or {}).values() if isinstance(fresh, dict) else (e for _, e in fresh or []):
-            entries.extend(e for e in stream_entries if e and e[1])
+            entries.extend(_flat(e) for e in stream_entries if e and e[1])
     return entries
 
 
@@ -417,6 +421,10 @@ def _as_sent(r: redis.Redis) -> redis.Redis:
     """A client over ``r``'s connections whose stream reads answer as Redis sent them,
     each entry ``[id, [field, value, ...]]``: redis-py would build a dict per entry, and for a
     batch of 5,000 that took longer than Redis took to read it."""
+    if is_cluster(r):
+        # Its nodes' clients parse before the cluster's callbacks run; entries come as
+        # redis-py builds them and ``_flat`` lays them out as sent.
+        return r
     view = redis.Redis(connection_pool=r.connection_pool)
     for command in ("XAUTOCLAIM", "XREADGROUP", "XRANGE"):
         view.set_response_callback(command, _unchanged)
@@ -425,6 +433,15 @@ def _as_sent(r: redis.Redis) -> redis.Redis:
 
 def _unchanged(response, **options):
     return response
+
+
+def _flat(entry) -> list:
+    """A stream entry as Redis sent it, ``[id, [field, value, ...]]``, from redis-py's
+    ``(id, {field: value})`` too."""
+    entry_id, fields = entry[0], entry[1]
+    if isinstance(fields, dict):
+        fields = [item for pair in fields.items() for item in pair]
+    return [entry_id, fields]
 
 
 def acknowledge(r: redis.Redis, subject_id: int, entries: list[tuple[str, int | None]]) -> None:
@@ -479,7 +496,7 @@ def stream_entries(r: redis.Redis, stream: str) -> list[tuple[str, list]]:
     """Every entry ``(id, [field, value, ...])`` still in the stream (read or not): the
     actions not yet known to be in the database. The flush deletes what it applied, so this is
     about a second's worth."""
-    return [e for e in _as_sent(r).xrange(stream, "-", "+") if e and e[1]]
+    return [_flat(e) for e in _as_sent(r).xrange(stream, "-", "+") if e and e[1]]
 
 
 def parse_action(fields: list) -> tuple[int, int, bool, int] | None:

@@ -1,11 +1,11 @@
 import os
 
 import pytest
-import redis
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from comments import services
+from comments.redislink import connect
 
 from .factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
 
@@ -38,7 +38,7 @@ def redis_url(settings):
     from likes import live
 
     url = _test_redis_url()
-    connection = redis.Redis.from_url(url, decode_responses=True)
+    connection = connect(url, decode_responses=True)
     connection.flushdb()
     settings.LIKES_REDIS_URL = url
     live.reset()
@@ -49,7 +49,7 @@ def redis_url(settings):
 
 @pytest.fixture
 def raw_redis(redis_url):
-    return redis.Redis.from_url(redis_url, decode_responses=True)
+    return connect(redis_url, decode_responses=True)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import redis
+import redis.cluster
 
 from comments.models import Comment
 from comments.services import comment_set_status
@@ -180,6 +181,14 @@ class RoundTrips:
 
         monkeypatch.setattr(redis.client.Pipeline, "execute", execute)
         monkeypatch.setattr(redis.Redis, "execute_command", command)
+        # A cluster client sends on its nodes' connections itself, not through their clients.
+        original_cluster_command = redis.cluster.RedisCluster.execute_command
+
+        def cluster_command(client, *args, **kwargs):
+            counter.count += 1
+            return original_cluster_command(client, *args, **kwargs)
+
+        monkeypatch.setattr(redis.cluster.RedisCluster, "execute_command", cluster_command)
 
 
 @pytest.mark.parametrize("limit", [20, 100])
