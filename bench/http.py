@@ -563,9 +563,9 @@ class HttpBench:
         """bench.core's dataset (seeded or reused), this benchmark's users and tokens, leftovers
         of an interrupted run removed, likes put back as seeded, and the counters snapshotted
         for the restore after posting."""
-        import redis
         from django.conf import settings
 
+        from comments.redislink import connect
         from comments.services import subject_reconcile_counters
         from likes import state_sync
 
@@ -575,9 +575,9 @@ class HttpBench:
         self.subject = self.core.subject
         self.posters = self._users([f"{USER_PREFIX}poster-{i:02d}" for i in range(POSTERS)])
         self.likers = self._users([f"{USER_PREFIX}liker-{i:04d}" for i in range(LIKERS_PER_RUN * LIKE_RUNS)])
-        self.cache = redis.Redis.from_url(settings.REDIS_URL)
+        self.cache = connect(settings.REDIS_URL)
         self.likes_redis = state_sync.client()
-        self.likes_admin = redis.Redis.from_url(settings.LIKES_REDIS_URL, decode_responses=True, socket_timeout=120)
+        self.likes_admin = connect(settings.LIKES_REDIS_URL, decode_responses=True, socket_timeout=120)
         left = sum(
             self.core.seed.purge_comments("subject_id = %s AND author_id = %s", [self.subject.pk, u.pk])
             for u in self.posters

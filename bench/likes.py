@@ -482,10 +482,11 @@ class LikesBench:
         self.r = state_sync.client()
         # For the benchmark's own bulk work (queueing 100,000 actions, dropping a million-member
         # state): the application's client gives up after LIKES_REDIS_TIMEOUT (0.5 s).
-        import redis
         from django.conf import settings
 
-        self.admin = redis.Redis.from_url(settings.LIKES_REDIS_URL, decode_responses=True, socket_timeout=120)
+        from comments.redislink import connect
+
+        self.admin = connect(settings.LIKES_REDIS_URL, decode_responses=True, socket_timeout=120)
         self.drained_before = drain(self.r)
         self.reset()
         self._facts()

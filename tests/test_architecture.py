@@ -1,0 +1,83 @@
+"""What may import what (docs/architecture.md), read from the source: every ``import`` and
+``from … import`` of every module of the project's apps, at module level or inside a function
+(an import inside a function is a dependency all the same, only a later one)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Each app of the project and the apps it may import. ``comments`` is the core: it reaches the
+# others only through its hooks (comments/hooks.py), which they register with; ``config`` is
+# the composition root (settings, URLs, the Celery app), which the core's health check asks
+# for the Celery app.
+ALLOWED = {
+    "config": {"comments", "likes", "moderation"},
+    "comments": {"config"},
+    "likes": {"comments"},
+    "moderation": {"comments", "likes"},
+}
+# Modules of one app that another app may import beyond its allowance's app level: moderation
+# keeps its queue of second checks on the like state's Redis, through likes.live.
+NARROW = {("moderation", "likes"): {"likes.live"}}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module named by the file's imports, made absolute."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                origin = ".".join(base + ([node.module] if node.module else []))
+            else:
+                origin = node.module
+            found.add(origin)
+            found.update(f"{origin}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _app_imports() -> dict[str, dict[str, set[str]]]:
+    """``{app: {imported app: {modules of it named}}}`` over every app's modules but migrations."""
+    graph: dict[str, dict[str, set[str]]] = {}
+    for app in ALLOWED:
+        uses = graph.setdefault(app, {})
+        for path in (REPO / app).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            for name in _imports(path):
+                top = name.split(".")[0]
+                if top in ALLOWED and top != app:
+                    uses.setdefault(top, set()).add(name)
+    return graph
+
+
+def test_every_app_is_declared():
+    apps = {p.parent.name for p in REPO.glob("*/apps.py")} | {"config"}
+    assert apps == set(ALLOWED)
+
+
+def test_apps_import_only_what_they_may():
+    graph = _app_imports()
+    for app, uses in graph.items():
+        assert set(uses) <= ALLOWED[app], f"{app} imports {sorted(set(uses) - ALLOWED[app])}"
+        for used, names in uses.items():
+            narrow = NARROW.get((app, used))
+            if narrow is not None:
+                modules = {n for n in names if n in narrow or n.rpartition(".")[0] in narrow}
+                assert names <= modules | {used}, f"{app} imports {sorted(names - modules - {used})} of {used}"
+
+
+def test_the_core_reaches_no_feature_app():
+    assert set(_app_imports()["comments"]) <= {"config"}
