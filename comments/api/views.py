@@ -210,7 +210,10 @@ class SubjectDetailView(ApiView):
 class CountsView(ApiView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("site", str, required=True),
+            OpenApiParameter(
+                "site", str, required=False,
+                description="the site's key; left out, the site whose allowed origins hold the request's Origin",
+            ),
             OpenApiParameter("key", str, many=True, required=True, description="1 to 100 subject keys"),
         ],
         responses={200: s.CountsOut, **error_responses(400)},
@@ -218,11 +221,12 @@ class CountsView(ApiView):
     )
     def get(self, request):
         params = query_params(request, s.CountsParams)
-        response = Response({"counts": queries.subject_counts(params["site"], params["key"])})
+        origin = request.headers.get("Origin", "")
+        site_key, origin_allowed = queries.site_for_counts(params.get("site"), origin)
+        response = Response({"counts": queries.subject_counts(site_key, params["key"])})
         # The widget's loader calls this from the host page: CORS for the site's own origins.
         response["Vary"] = "Origin"
-        origin = request.headers.get("Origin", "")
-        if origin and origin in queries.site_allowed_origins(params["site"]):
+        if origin_allowed:
             response["Access-Control-Allow-Origin"] = origin
         return response
 

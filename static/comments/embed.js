@@ -45,10 +45,12 @@
   function counts() {
     const els = [...document.querySelectorAll('[data-comment-count]')];
     const first = document.querySelector('[data-comments][data-site]');
-    const site = src.searchParams.get('site') || (first && first.dataset.site);
     const keys = [...new Set(els.map((el) => el.dataset.commentCount))].slice(0, 100);
-    if (!site || !keys.length) return;
-    const q = new URLSearchParams({ site });
+    if (!keys.length) return;
+    // A page without a widget (a listing) names no site: the service takes the site whose
+    // allowed origins hold this page's origin.
+    const site = src.searchParams.get('site') || (first && first.dataset.site);
+    const q = new URLSearchParams(site ? { site } : {});
     keys.forEach((key) => q.append('key', key));
     fetch(`${base}/api/v1/counts?${q}`, { credentials: 'omit' })
       .then((r) => (r.ok ? r.json() : null))

@@ -132,6 +132,21 @@ def test_the_widget_loads_on_another_origin_and_sizes_itself(host, page, shot):
     no_problems(page)
 
 
+def test_a_listing_page_with_only_the_loader_and_count_tags_shows_the_counts(host, page, shot):
+    """The demo blog's front page lists its articles with their counts and embeds no widget:
+    the loader's script tag and the count tags, as the README documents them, fill them."""
+    flat = SubjectFactory(site=host.site, key="article:flat", title="Flat", mode=Mode.FLAT)
+    for _ in range(3):
+        CommentFactory(subject=flat)
+    page.goto(f"{host.origin}/")
+    expect(page.locator("[data-comment-count='article:flat']")).to_have_text("3")
+    expect(page.locator("[data-comment-count='article:two-level']")).to_have_text("0")
+    assert page.locator("[data-comments]").count() == 0
+    assert "site=" not in page.locator("script[src$='embed.js']").get_attribute("src")
+    snap(page, shot, "listing-counts")
+    no_problems(page)
+
+
 def test_sign_in_by_sso_then_post_reply_like_and_unlike(host, page, shot):
     subject, first = two_level_subject(host.site, roots=2)
     page.goto(host.url(subject.key, user="alice"))
