@@ -189,6 +189,16 @@ def embed_target(site_key: str, key: str) -> tuple[Site, int | None]:
     return site, subject_id
 
 
+# The site ``seed_demo`` makes, which the demo host page (``rundemo``) embeds.
+DEMO_SITE_KEY = "demo"
+
+
+def demo_host_url() -> str | None:
+    """The demo host page (the demo site's first allowed origin), or None without the demo."""
+    origins = site_allowed_origins(DEMO_SITE_KEY)
+    return f"{origins[0]}/" if origins else None
+
+
 def site_allowed_origins(site_key: str) -> list[str]:
     """The origins allowed to embed the site's widget (and read its counts); none if unknown."""
     return _stripped_origins(Site.objects.filter(key=site_key).values_list("allowed_origins", flat=True).first())

@@ -1,6 +1,7 @@
 """The widget's pages (issue 5): the embed page a host site frames, and the HTML fragments the
 widget's script fetches for "load more", "view all replies", hidden floors and a just-posted
-comment. One template set renders both, so the page and its fragments never disagree.
+comment. One template set renders both, so the page and its fragments never disagree. Also the
+service's front page, in the widget's languages.
 
 Reads go through the same query functions as the REST API (``comments.queries``), with the
 API's own parameter serializers; writes are not here at all: the widget sends them to
@@ -477,3 +478,24 @@ def fragment_comment(request, comment_id: int, *, user, lang):
         "more_fragment_url": "",
     }
     return _fragment(request, "comments/_list.html", context, site=comment.subject.site, lang=lang)
+
+
+# --- the service's front page --------------------------------------------------------------
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    """The service's root: where to go from here (the links ``seed_demo`` prints), in the
+    reader's language. The demo page's address is the demo site's origin, which ``rundemo``
+    keeps on the port it serves it from."""
+    lang = _language(request, None)
+    try:
+        demo_url = queries.demo_host_url()
+    except DATABASE_UNAVAILABLE:
+        demo_url = None
+    with translation.override(lang):
+        html = render_to_string("comments/home.html", {"lang": lang, "demo_url": demo_url}, request)
+    response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    response["Content-Language"] = lang
+    response["Vary"] = "Accept-Language"
+    return response

@@ -113,3 +113,28 @@ def test_after_seed_demo_the_review_queue_holds_a_handful_of_tasks_not_one_per_c
     assert not [r for r in reasons if "spam:burst" in r]
     kinds = {reason.split(":")[0] for task_reasons in reasons for reason in task_reasons}
     assert kinds == {"report", "spam"}
+
+
+def test_rundemo_on_another_host_port_lets_that_port_frame_the_widget(db, monkeypatch):
+    """The demo site allowed only :8001, so a host page on any other port got a refused frame."""
+    import re
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.test import Client
+
+    from comments.management.commands import rundemo
+
+    from ..factories import SiteFactory
+
+    SiteFactory(key="demo", allowed_origins=["http://127.0.0.1:8001", "http://localhost:8001"])
+    served = []
+    monkeypatch.setattr(rundemo, "call_command", lambda *args, **kwargs: served.append(args))  # not the real runserver
+    out = StringIO()
+    call_command("rundemo", "--host-port", "0", stdout=out)  # a free port, whichever it is
+    assert served == [("runserver", "127.0.0.1:8000")]
+    port = re.search(r"Demo host page: +http://127\.0\.0\.1:(\d+)/", out.getvalue()).group(1)
+    assert port != "8001"
+    frame_ancestors = Client().get("/embed/", {"site": "demo", "key": "article:x"})["Content-Security-Policy"].split("frame-ancestors ")[1]
+    assert frame_ancestors.split() == [f"http://127.0.0.1:{port}", f"http://localhost:{port}"]
+    assert f'href="http://127.0.0.1:{port}/"' in Client().get("/").content.decode()  # the front page's link follows

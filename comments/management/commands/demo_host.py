@@ -17,8 +17,10 @@ from socketserver import ThreadingMixIn
 
 from django.core.management.base import BaseCommand
 
+from comments.queries import DEMO_SITE_KEY
 from comments.sso import sign_payload
 
+DEMO_HOST_PORT = 8001
 DEMO_USERS = ["alice", "bob", "carol", "dave"]
 DEMO_ARTICLES = [
     ("article:two-level", "Two-level discussion (hot first)"),
@@ -45,6 +47,14 @@ body.dark{background:#111;color:#ddd}body.dark a{color:#8ab4f8}
 
 def _e(value) -> str:
     return html.escape(str(value), quote=True)
+
+
+def demo_origins(bind: str, port: int) -> list[str]:
+    """The origins of the demo host page served on ``bind:port``: a loopback address under
+    both its names, as a reader may type either."""
+    if bind in ("127.0.0.1", "localhost"):
+        return [f"http://127.0.0.1:{port}", f"http://localhost:{port}"]
+    return [f"http://{bind}:{port}"]
 
 
 def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles=DEMO_ARTICLES, ttl: int = 3600):
@@ -140,10 +150,10 @@ class Command(BaseCommand):
     help = "Serve a demo host page (a customer's site, on another origin) that embeds the widget."
 
     def add_arguments(self, parser):
-        parser.add_argument("--port", type=int, default=8001)
+        parser.add_argument("--port", type=int, default=DEMO_HOST_PORT)
         parser.add_argument("--bind", default="127.0.0.1")
         parser.add_argument("--service", default="http://127.0.0.1:8000", help="the comment service's base URL")
-        parser.add_argument("--site", default="demo")
+        parser.add_argument("--site", default=DEMO_SITE_KEY)
 
     def handle(self, *args, **options):
         from comments.models import Site

@@ -14,6 +14,8 @@ from django.utils import timezone
 from comments import queries, services
 from comments.models import Mode, Site, Subject, User
 
+from .demo_host import DEMO_HOST_PORT, demo_origins
+
 DEMO_PASSWORD = "demo-pass-123"
 SSO_SECRET = "demo-sso-secret"
 NAMES = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "oscar"]
@@ -69,7 +71,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         base = options["base_url"].rstrip("/")
-        if Site.objects.filter(key="demo").exists():
+        if Site.objects.filter(key=queries.DEMO_SITE_KEY).exists():
             self.stdout.write("Demo data already present.")
         else:
             with transaction.atomic():
@@ -92,8 +94,8 @@ class Command(BaseCommand):
             "moderator", password=DEMO_PASSWORD, display_name="Moderator", is_staff=True, is_superuser=True
         )
         site = Site.objects.create(
-            key="demo", name="Demo blog", sso_secret=SSO_SECRET,
-            allowed_origins=["http://127.0.0.1:8001", "http://localhost:8001"],
+            key=queries.DEMO_SITE_KEY, name="Demo blog", sso_secret=SSO_SECRET,
+            allowed_origins=demo_origins("127.0.0.1", DEMO_HOST_PORT),
         )
         site.moderators.add(moderator)
 
@@ -155,7 +157,7 @@ class Command(BaseCommand):
         reported(threads["two_level"][5], "spam", 1)
 
     def _print_urls(self, base):
-        subjects = Subject.objects.filter(site__key="demo").order_by("pk")
+        subjects = Subject.objects.filter(site__key=queries.DEMO_SITE_KEY).order_by("pk")
         self.stdout.write("")
         self.stdout.write(f"Comment service: {base}/")
         self.stdout.write(f"  API docs:      {base}/api/v1/docs/")
@@ -166,5 +168,6 @@ class Command(BaseCommand):
         self.stdout.write(f"Demo users: {', '.join(NAMES)} (password {DEMO_PASSWORD}); site 'demo', SSO secret {SSO_SECRET}")
         for s in subjects:
             self.stdout.write(f"  widget     {base}/embed/?site=demo&key={s.key}")
-        host = "http://127.0.0.1:8001"
-        self.stdout.write(f"Demo host page:  {host}/   (`manage.py rundemo` serves it beside the service; pick a user to sign in by SSO)")
+        self.stdout.write(
+            f"Demo host page:  {queries.demo_host_url()}   (`manage.py rundemo` serves it beside the service; pick a user to sign in by SSO)"
+        )
