@@ -347,6 +347,12 @@ def comment_ref_for_viewer(comment_id: int, user) -> CommentRef:
     return CommentRef(comment_id, subject_id, site_id, status)
 
 
+def comment_floors(comment_ids: Iterable[int]) -> dict[int, int]:
+    """Floor numbers by comment id, whoever may see the comments (a number tells nothing of
+    its comment), in one query."""
+    return dict(Comment.objects.filter(pk__in=list(comment_ids)).values_list("pk", "floor"))
+
+
 # --- presenting ----------------------------------------------------------------------------
 
 

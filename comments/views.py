@@ -169,27 +169,30 @@ def _domain_message(exc: CommentsError) -> str:
     return gettext("You do not have permission to see this.")
 
 
-def _decorate(items: list[dict], user, mode: str, now) -> list[dict]:
+def _decorate(items: list[dict], user, mode: str, now, *, root_floors: dict[int, int] | None = None) -> list[dict]:
     """What the templates need beyond the API's comment shape: whose it is, whether it may
-    still be edited, whether it is a placeholder, and (stacked) how its chain is folded."""
+    still be edited, whether it is a placeholder, the floor of a reply's top-level comment
+    (``root_floors`` gives those the caller has; the rest come from the page or one query),
+    and (stacked) how its chain is folded."""
     user_id = user.pk if getattr(user, "is_authenticated", False) else None
     window = timedelta(seconds=settings.COMMENTS_EDIT_WINDOW)
+    shown = [c for item in items for c in (item, *item.get("replies", ()), *(item.get("chain") or ()))]
+    # A reply's floor counts in its thread, so it is told with its thread's: "#3 · reply 2".
+    floors = {c["id"]: c["floor"] for c in shown if c["root_id"] is None} | (root_floors or {})
+    missing = {c["root_id"] for c in shown if c["root_id"] is not None} - floors.keys()
+    if missing:
+        floors |= queries.comment_floors(missing)
 
-    def one(c: dict) -> dict:
+    for c in shown:
         c["placeholder"] = c["author"] is None and c["status"] in GONE_STATUSES
         c["own"] = user_id is not None and c["author"] is not None and c["author"]["id"] == user_id
         c["editable"] = c["own"] and not c["placeholder"] and now - c["created_at"] < window
         c["under_review"] = c["status"] == Status.PENDING
-        return c
+        c["thread_floor"] = floors.get(c["root_id"])
 
     for item in items:
-        one(item)
-        for reply in item.get("replies", []):
-            one(reply)
         chain = item.get("chain")
         if chain is not None:
-            for link in chain:
-                one(link)
             if len(chain) > CHAIN_HEAD + CHAIN_TAIL + 1:
                 item["chain_head"] = chain[:CHAIN_HEAD]
                 item["chain_tail"] = chain[-CHAIN_TAIL:]
@@ -425,7 +428,7 @@ def fragment_replies(request, comment_id: int, *, user, lang):
     page = queries.list_replies(root, viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor"))
     query = {**_fragment_query(request, lang), "sort": params["sort"]}
     context = {
-        "items": _decorate(page.items, user, Mode.FLAT, timezone.now()),
+        "items": _decorate(page.items, user, Mode.FLAT, timezone.now(), root_floors={root.pk: root.floor}),
         "mode": Mode.TWO_LEVEL,
         "in_thread": True,
         "root_id": root.pk,

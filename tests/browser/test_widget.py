@@ -173,6 +173,8 @@ def test_sign_in_by_sso_then_post_reply_like_and_unlike(host, page, shot):
     snap(page, shot, "reply-typed")
     page.keyboard.press("Control+Enter")
     expect(frame.locator(f"#replies-{first.id} .cw-c", has_text="A reply by keyboard")).to_be_visible()
+    # Under the comment it answers, as the thread's other replies to it are: no "reply to".
+    expect(frame.locator(f"#replies-{first.id} .cw-c", has_text="A reply by keyboard").locator(".cw-to")).to_have_count(0)
     snap(page, shot, "replied")
 
     like = target.locator(".cw-like")
@@ -338,10 +340,13 @@ def test_two_level_loads_more_and_expands_replies(host, page, shot):
     threads = frame.locator(".cw-items > .cw-thread")
     expect(threads).to_have_count(20)
     expect(frame.locator(f"#replies-{first.id} .cw-c")).to_have_count(3)
+    expect(frame.locator(f"#c-{first.id} .cw-floor-no")).to_have_text("#1")
+    expect(frame.locator(f"#replies-{first.id} .cw-floor-no")).to_have_text(["#1 · reply 1", "#1 · reply 2", "#1 · reply 3"])
     readme_shot(page, "widget-two_level", shot)
 
     click(frame.get_by_role("link", name="View all 5 replies"))
     expect(frame.locator(f"#replies-{first.id} .cw-c")).to_have_count(5)
+    expect(frame.locator(f"#replies-{first.id} .cw-floor-no")).to_have_text([f"#1 · reply {n}" for n in range(1, 6)])
     snap(page, shot, "replies-expanded")
 
     click(frame.get_by_role("link", name="Load more comments"))
@@ -366,7 +371,17 @@ def test_flat_mode_is_one_list_with_reply_to_names(host, page, shot):
     frame = widget(page)
     expect(frame.locator(".cw-items.mode-flat > li")).to_have_count(4)
     expect(frame.locator(".cw-c", has_text="Thanks, Ben.").locator(".cw-to")).to_have_text("reply to @Ben")
+    # A reply to a top-level comment is not under it in a flat list either: it says whom it answers.
+    expect(frame.locator(".cw-c", has_text="It is.").locator(".cw-to")).to_have_text("reply to @Ann")
+    expect(frame.locator(".cw-c", has_text="Another top-level one.").locator(".cw-to")).to_have_count(0)
+    # Numbers say what they count: the discussion's floors, and a reply's place in its floor's thread.
+    expect(frame.locator(".cw-items > li > .cw-c .cw-floor-no")).to_have_text(["#1", "#1 · reply 1", "#1 · reply 2", "#2"])
+    expect(frame.locator(f"#c-{second.id} .cw-floor-no")).to_have_attribute("title", "Thread of floor 1, reply 1")
+    expect(frame.locator(f"#c-{first.id} .cw-floor-no")).to_have_attribute("title", "Floor 1 of the discussion")
     readme_shot(page, "widget-flat", shot)
+    page.goto(host.url(subject.key, lang="zh-hans"))
+    expect(widget(page).locator(".cw-items > li > .cw-c .cw-floor-no")).to_have_text(["1楼", "1楼 · 回复1", "1楼 · 回复2", "2楼"])
+    snap(page, shot, "flat-zh-hans")
     no_problems(page)
 
 
@@ -383,9 +398,13 @@ def test_stacked_mode_shows_each_comment_under_its_folded_chain(host, page, shot
     expect(newest.locator(".cw-c")).to_contain_text("Floor 12")
     expect(newest.get_by_role("link", name="Show 6 hidden floors")).to_be_visible()
     expect(newest.locator(".cw-floor")).to_have_count(5)
+    # The top-level comment is floor 1 of the discussion; everything under it counts in its thread.
+    expect(newest.locator(".cw-c .cw-floor-no")).to_have_text("#1 · reply 11")
+    expect(newest.locator(".cw-floor .cw-floor-no")).to_have_text(["#1", "#1 · reply 1", "#1 · reply 8", "#1 · reply 9", "#1 · reply 10"])
     readme_shot(page, "widget-stacked", shot)
     click(newest.get_by_role("link", name="Show 6 hidden floors"))
     expect(newest.locator(".cw-floor")).to_have_count(11)
+    expect(newest.locator(".cw-floor .cw-floor-no")).to_have_text(["#1"] + [f"#1 · reply {n}" for n in range(1, 11)])
     snap(page, shot, "unfolded")
     no_problems(page)
 
