@@ -327,6 +327,9 @@ def _strings() -> dict:
         # "%s" is replaced by the number.
         "count_one": ngettext("%s comment", "%s comments", 1),
         "count_other": ngettext("%s comment", "%s comments", 2),
+        # The templates' words for a thread's folded replies, "%s" for the number.
+        "replies_one": ngettext("View %(counter)s reply", "View all %(counter)s replies", 1) % {"counter": "%s"},
+        "replies_other": ngettext("View %(counter)s reply", "View all %(counter)s replies", 2) % {"counter": "%s"},
         "errors": {
             "invalid": gettext("That did not work: please check what you wrote."),
             "content_blocked": gettext("Your comment contains words that are not allowed here."),

@@ -190,6 +190,34 @@ def test_sign_in_by_sso_then_post_reply_like_and_unlike(host, page, shot):
     no_problems(page)
 
 
+def test_a_threads_reply_count_follows_a_reply_and_a_delete(host, page, shot):
+    """Two-level mode folds a long thread behind "View all N replies": a reply posted or deleted
+    in it changed N on the server and nowhere on the page."""
+    subject, first = two_level_subject(host.site, roots=2, replies=5)
+    page.goto(host.url(subject.key, user="alice"))
+    frame = widget(page)
+    signed_in_as(frame, "Alice")
+    expand = frame.locator(f"#replies-{first.id} .cw-expand")
+    expect(expand).to_have_text("View all 5 replies")
+    click(frame.locator(f"#c-{first.id}").get_by_role("button", name="Reply"))
+    type_into(frame.get_by_label("Your reply"), "One more answer")
+    click(frame.locator(".cw-reply-form").get_by_role("button", name="Reply"))
+    mine = frame.locator(f"#replies-{first.id} .cw-c", has_text="One more answer")
+    expect(mine).to_be_visible()
+    expect(expand).to_have_text("View all 6 replies")
+    expect(frame.locator("#cw-count")).to_have_text("8 comments")
+    snap(page, shot, "replied")
+
+    click(mine.get_by_role("button", name="Delete"))
+    click(mine.get_by_role("button", name="Delete? Click again to confirm"))
+    expect(mine).to_have_count(0)
+    expect(expand).to_have_text("View all 5 replies")
+    click(expand)
+    expect(frame.locator(f"#replies-{first.id} .cw-c")).to_have_count(5)
+    snap(page, shot, "expanded-after-delete")
+    no_problems(page)
+
+
 def looks_like_the_post_box(frame, box):
     """``box`` is drawn as the widget's main box is (border, corners, padding, type, colours)."""
     looks = """el => {
