@@ -21,8 +21,10 @@
       site: d.site || '', key: d.key || location.pathname, theme: d.theme || 'auto', origin: location.origin,
       title: (d.title || document.title).slice(0, 300), url: d.url || location.href.split('#')[0],
     });
-    const lang = d.lang || document.documentElement.lang;
-    if (lang) q.set('lang', lang);
+    // The reader's language: the host's data-lang, else what the reader's browser asks the
+    // service for (Accept-Language). The page's own <html lang> says what the host's text is
+    // in, not what its reader reads.
+    if (d.lang) q.set('lang', d.lang);
     if (d.mode) q.set('mode', d.mode);
     if (d.sso) payload = d.sso;
     const iframe = document.createElement('iframe');

@@ -504,3 +504,20 @@ def test_chinese_with_relative_dates(host, page, shot):
     expect(frame.locator("#cw-count")).to_have_text("2 条评论")
     expect(frame.locator("time").first).to_have_text(re.compile("现在|秒"))
     snap(page, shot, "zh-hans")
+
+
+def test_without_data_lang_the_widget_speaks_the_readers_language_not_the_host_pages(host, browser, shot):
+    """The host page is in English (<html lang="en">); a reader whose browser asks for Chinese
+    reads the widget in Chinese, as the README promises, unless the host names a language."""
+    subject, _ = two_level_subject(host.site, roots=2)
+    reader = browser.new_context(viewport={"width": 1100, "height": 900}, locale="zh-CN")
+    try:
+        page = reader.new_page()
+        page.goto(host.url(subject.key))
+        assert page.evaluate("document.documentElement.lang") == "en"
+        expect(widget(page).locator("#cw-count")).to_have_text("2 条评论")
+        snap(page, shot, "reader-in-chinese")
+        page.goto(host.url(subject.key, lang="en"))  # data-lang="en" wins
+        expect(widget(page).locator("#cw-count")).to_have_text("2 comments")
+    finally:
+        reader.close()
