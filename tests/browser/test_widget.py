@@ -469,6 +469,17 @@ def test_a_heading_in_a_comment_is_the_size_of_its_text_and_a_quote_is_set_off(h
     snap(page, shot, "markdown-heading-and-quote")
 
 
+@pytest.mark.parametrize("chosen", [None, "light", "dark"])
+def test_the_demo_pages_theme_picker_shows_the_theme_the_widget_has(host, page, shot, chosen):
+    subject, _ = two_level_subject(host.site, roots=1)
+    page.goto(host.url(subject.key, **({"theme": chosen} if chosen else {})))
+    expect(widget(page).locator("#cw-count")).to_have_text("1 comment")
+    picked = page.locator("select[name='theme']").input_value()
+    assert picked == (chosen or "auto")
+    assert page.frames[1].evaluate("document.documentElement.dataset.theme") == picked
+    snap(page, shot, f"theme-{picked}")
+
+
 def test_dark_theme(host, page, shot):
     subject, _ = two_level_subject(host.site, roots=3, replies=2)
     page.goto(host.url(subject.key, theme="dark", user="alice"))

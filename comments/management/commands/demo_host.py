@@ -42,7 +42,9 @@ header{display:flex;flex-wrap:wrap;gap:8px 16px;align-items:center;justify-conte
 form{font:14px system-ui,sans-serif;display:flex;flex-wrap:wrap;gap:8px;align-items:center}
 select,button{font:inherit}.ask{outline:3px solid #e36209}.meta{color:#666;font:14px system-ui,sans-serif}
 body.dark{background:#111;color:#ddd}body.dark a{color:#8ab4f8}
+@media (prefers-color-scheme: dark){body.auto{background:#111;color:#ddd}body.auto a{color:#8ab4f8}}
 """
+THEMES = ("auto", "light", "dark")  # the widget's; the first is what it shows unless told
 
 
 def _e(value) -> str:
@@ -70,18 +72,18 @@ def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{_e(title)}</title><link rel='icon' href='data:,'><link rel='stylesheet' href='/host.css'>"
             "<script src='/host.js' defer></script></head>"
-            f"<body class='{'dark' if theme == 'dark' else ''}'>{body}"
+            f"<body class='{theme}'>{body}"
             f"<script src='{_e(service)}/static/comments/embed.js' async></script></body></html>"
         ).encode()
 
-    def picker(params: dict, user: str) -> str:
+    def picker(params: dict, user: str, theme: str) -> str:
         def options(name, values, current):
             return "".join(f"<option value='{_e(v)}'{' selected' if v == current else ''}>{_e(label)}</option>" for v, label in values)
 
         return (
             "<form method='get'>"
             f"<label>Signed in as <select id='user' name='user'>{options('user', [('', '(nobody)')] + [(u, u.capitalize()) for u in users], user)}</select></label>"
-            f"<label>Theme <select name='theme'>{options('theme', [('light', 'light'), ('dark', 'dark'), ('auto', 'auto')], params.get('theme', 'light'))}</select></label>"
+            f"<label>Theme <select name='theme'>{options('theme', [(t, t) for t in THEMES], theme)}</select></label>"
             f"<label>Language <select name='lang'>{options('lang', [('', '(browser)'), ('en', 'English'), ('zh-hans', '简体中文')], params.get('lang', ''))}</select></label>"
             "<button>Apply</button></form>"
         )
@@ -96,7 +98,8 @@ def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles
             start_response("200 OK", [("Content-Type", "text/css; charset=utf-8")])
             return [HOST_CSS.encode()]
         user = params.get("user", "") if params.get("user", "") in users else ""
-        theme = params.get("theme", "light")
+        # The picker shows the theme the widget is given: the widget's own default unless chosen.
+        theme = params.get("theme") if params.get("theme") in THEMES else THEMES[0]
         keep = urlencode({k: v for k, v in params.items() if k in ("user", "theme", "lang") and v})
         if path == "/":
             items = "".join(
@@ -104,7 +107,7 @@ def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles
                 f"<span class='meta'>(<span data-comment-count='{_e(key)}'>…</span> comments)</span></li>"
                 for key, title in articles
             )
-            body = f"<header><h1>Demo blog</h1>{picker(params, user)}</header><p>A customer's site on its own origin.</p><ul>{items}</ul>"
+            body = f"<header><h1>Demo blog</h1>{picker(params, user, theme)}</header><p>A customer's site on its own origin.</p><ul>{items}</ul>"
             start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
             return [page("Demo blog", body, theme)]
         if path.startswith("/a/"):
@@ -114,9 +117,9 @@ def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles
             if user:
                 claims = {"id": f"demo-{user}", "name": user.capitalize(), "exp": int(time.time()) + ttl}
                 sso = f" data-sso='{_e(sign_payload(secret, claims))}'"
-            attrs = "".join(f" data-{name}='{_e(params[name])}'" for name in ("theme", "lang", "mode") if params.get(name))
+            attrs = f" data-theme='{theme}'" + "".join(f" data-{name}='{_e(params[name])}'" for name in ("lang", "mode") if params.get(name))
             body = (
-                f"<header><p><a href='/?{keep}'>Demo blog</a></p>{picker(params, user)}</header>"
+                f"<header><p><a href='/?{keep}'>Demo blog</a></p>{picker(params, user, theme)}</header>"
                 f"<article><h1>{_e(title)}</h1><p class='meta'><span data-comment-count='{_e(key)}'>…</span> comments"
                 f" · <span id='who'></span></p>"
                 "<p>This page stands for a customer's article. The discussion below is the comment "
