@@ -138,3 +138,30 @@ def test_rundemo_on_another_host_port_lets_that_port_frame_the_widget(db, monkey
     frame_ancestors = Client().get("/embed/", {"site": "demo", "key": "article:x"})["Content-Security-Policy"].split("frame-ancestors ")[1]
     assert frame_ancestors.split() == [f"http://127.0.0.1:{port}", f"http://localhost:{port}"]
     assert f'href="http://127.0.0.1:{port}/"' in Client().get("/").content.decode()  # the front page's link follows
+
+
+def test_the_seeded_subjects_urls_lead_to_their_articles_on_the_demo_host_page(db):
+    """They pointed at /<key> on the host page, which has no such page (a 404)."""
+    from io import StringIO
+    from urllib.parse import unquote, urlsplit
+    from wsgiref.util import setup_testing_defaults
+
+    from django.core.management import call_command
+
+    from comments.management.commands.demo_host import host_app
+    from comments.models import Site, Subject
+
+    call_command("seed_demo", stdout=StringIO())
+    site = Site.objects.get(key="demo")
+    app = host_app(service="http://127.0.0.1:8000", site=site.key, secret=site.sso_secret)
+    subjects = list(Subject.objects.filter(site=site))
+    assert len(subjects) == 3
+    for subject in subjects:
+        url = urlsplit(subject.url)
+        assert f"{url.scheme}://{url.netloc}" == site.allowed_origins[0]  # the host page rundemo serves
+        environ = {"PATH_INFO": unquote(url.path), "QUERY_STRING": url.query}
+        setup_testing_defaults(environ)
+        answered = []
+        page = b"".join(app(environ, lambda status, headers: answered.append(status))).decode()
+        assert answered == ["200 OK"], subject.url
+        assert f"data-key='{subject.key}'" in page

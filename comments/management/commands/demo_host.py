@@ -51,6 +51,11 @@ def _e(value) -> str:
     return html.escape(str(value), quote=True)
 
 
+def article_path(key: str) -> str:
+    """Where the host page shows the article of subject ``key`` with the widget."""
+    return f"/a/{quote(key)}"
+
+
 def demo_origins(bind: str, port: int) -> list[str]:
     """The origins of the demo host page served on ``bind:port``: a loopback address under
     both its names, as a reader may type either."""
@@ -103,7 +108,7 @@ def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles
         keep = urlencode({k: v for k, v in params.items() if k in ("user", "theme", "lang") and v})
         if path == "/":
             items = "".join(
-                f"<li><a href='/a/{quote(key)}?{keep}'>{_e(title)}</a> "
+                f"<li><a href='{article_path(key)}?{keep}'>{_e(title)}</a> "
                 f"<span class='meta'>(<span data-comment-count='{_e(key)}'>…</span> comments)</span></li>"
                 for key, title in articles
             )

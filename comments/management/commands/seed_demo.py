@@ -14,7 +14,7 @@ from django.utils import timezone
 from comments import queries, services
 from comments.models import Mode, Site, Subject, User
 
-from .demo_host import DEMO_HOST_PORT, demo_origins
+from .demo_host import DEMO_HOST_PORT, article_path, demo_origins
 
 DEMO_PASSWORD = "demo-pass-123"
 SSO_SECRET = "demo-sso-secret"
@@ -93,14 +93,13 @@ class Command(BaseCommand):
         moderator = User.objects.create_user(
             "moderator", password=DEMO_PASSWORD, display_name="Moderator", is_staff=True, is_superuser=True
         )
-        site = Site.objects.create(
-            key=queries.DEMO_SITE_KEY, name="Demo blog", sso_secret=SSO_SECRET,
-            allowed_origins=demo_origins("127.0.0.1", DEMO_HOST_PORT),
-        )
+        host = demo_origins("127.0.0.1", DEMO_HOST_PORT)
+        site = Site.objects.create(key=queries.DEMO_SITE_KEY, name="Demo blog", sso_secret=SSO_SECRET, allowed_origins=host)
         site.moderators.add(moderator)
 
         def subject(key, title, mode):
-            s, _ = services.subject_get_or_create(site=site, key=key, title=title, url=f"http://127.0.0.1:8001/{key}")
+            # Its URL is its article on the demo host page, as a customer's subject is theirs.
+            s, _ = services.subject_get_or_create(site=site, key=key, title=title, url=host[0] + article_path(key))
             Subject.objects.filter(pk=s.pk).update(mode=mode)
             s.mode = mode
             return s
