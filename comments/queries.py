@@ -15,6 +15,8 @@ from typing import Iterable
 from django.conf import settings
 from django.core import signing
 from django.db import connection
+from django.db.models import TextField
+from django.db.models.functions import Cast
 
 from . import encoding, hooks, pagecache, paths, rowsql
 from .exceptions import InvalidInput, NotFound
@@ -187,9 +189,48 @@ def embed_target(site_key: str, key: str) -> tuple[Site, int | None]:
     return site, subject_id
 
 
+# The site ``seed_demo`` makes, which the demo host page (``rundemo``) embeds.
+DEMO_SITE_KEY = "demo"
+
+
+def demo_host_url() -> str | None:
+    """The demo host page (the demo site's first allowed origin), or None without the demo."""
+    origins = site_allowed_origins(DEMO_SITE_KEY)
+    return f"{origins[0]}/" if origins else None
+
+
 def site_allowed_origins(site_key: str) -> list[str]:
     """The origins allowed to embed the site's widget (and read its counts); none if unknown."""
-    origins = Site.objects.filter(key=site_key).values_list("allowed_origins", flat=True).first()
+    return _stripped_origins(Site.objects.filter(key=site_key).values_list("allowed_origins", flat=True).first())
+
+
+def site_for_counts(site_key: str | None, origin: str) -> tuple[str, bool]:
+    """The site whose counts a request reads, and whether its ``Origin`` may read them from
+    the browser (CORS). A page with counts but no widget (a listing page) names no site: the
+    site is then the one whose allowed origins hold the page's origin, as the loader's two
+    documented tags promise. ``InvalidInput`` when no site is named and the origin belongs to
+    none, or to several. One query."""
+    origin = origin.rstrip("/")
+    if site_key:
+        return site_key, bool(origin) and origin in site_allowed_origins(site_key)
+    if origin:
+        # The list's JSON text holds '"<origin>' when the list may hold the origin (the same
+        # text on PostgreSQL's jsonb and SQLite's); the exact match is made on the rows read.
+        candidates = (
+            Site.objects.annotate(origins_text=Cast("allowed_origins", TextField()))
+            .filter(origins_text__contains=f'"{origin}')
+            .values_list("key", "allowed_origins")
+        )
+        keys = [key for key, origins in candidates if origin in _stripped_origins(origins)]
+        if len(keys) == 1:
+            return keys[0], True
+    raise InvalidInput(
+        "Name the site, or ask from a page on one site's allowed origins.",
+        fields={"site": ["Required unless the request comes from a page on one site's allowed origins."]},
+    )
+
+
+def _stripped_origins(origins) -> list[str]:
     return [o.rstrip("/") for o in origins if isinstance(o, str)] if isinstance(origins, list) else []
 
 
@@ -304,6 +345,12 @@ def comment_ref_for_viewer(comment_id: int, user) -> CommentRef:
         comment, _ = comment_for_viewer(comment_id, user)
         status = comment.status
     return CommentRef(comment_id, subject_id, site_id, status)
+
+
+def comment_floors(comment_ids: Iterable[int]) -> dict[int, int]:
+    """Floor numbers by comment id, whoever may see the comments (a number tells nothing of
+    its comment), in one query."""
+    return dict(Comment.objects.filter(pk__in=list(comment_ids)).values_list("pk", "floor"))
 
 
 # --- presenting ----------------------------------------------------------------------------

@@ -546,6 +546,17 @@ def subject_reconcile_counters(*, subject_id: int) -> ReconcileReport:
     return ReconcileReport(subject_id=subject_id, fixed_subject=fixed_subject, fixed_comments=len(drifted))
 
 
+# --- sites ---------------------------------------------------------------------------------
+
+
+def site_set_allowed_origins(*, site: Site, origins: list[str]) -> Site:
+    """The origins that may frame the site's widget and read its counts. Saved as a model
+    save, so every process's cached copy of the site goes (``pagecache.site_changed``)."""
+    site.allowed_origins = [origin.rstrip("/") for origin in origins]
+    site.save(update_fields=["allowed_origins"])
+    return site
+
+
 # --- subjects ------------------------------------------------------------------------------
 
 

@@ -1,6 +1,7 @@
 """The widget's pages (issue 5): the embed page a host site frames, and the HTML fragments the
 widget's script fetches for "load more", "view all replies", hidden floors and a just-posted
-comment. One template set renders both, so the page and its fragments never disagree.
+comment. One template set renders both, so the page and its fragments never disagree. Also the
+service's front page, in the widget's languages.
 
 Reads go through the same query functions as the REST API (``comments.queries``), with the
 API's own parameter serializers; writes are not here at all: the widget sends them to
@@ -168,27 +169,30 @@ def _domain_message(exc: CommentsError) -> str:
     return gettext("You do not have permission to see this.")
 
 
-def _decorate(items: list[dict], user, mode: str, now) -> list[dict]:
+def _decorate(items: list[dict], user, mode: str, now, *, root_floors: dict[int, int] | None = None) -> list[dict]:
     """What the templates need beyond the API's comment shape: whose it is, whether it may
-    still be edited, whether it is a placeholder, and (stacked) how its chain is folded."""
+    still be edited, whether it is a placeholder, the floor of a reply's top-level comment
+    (``root_floors`` gives those the caller has; the rest come from the page or one query),
+    and (stacked) how its chain is folded."""
     user_id = user.pk if getattr(user, "is_authenticated", False) else None
     window = timedelta(seconds=settings.COMMENTS_EDIT_WINDOW)
+    shown = [c for item in items for c in (item, *item.get("replies", ()), *(item.get("chain") or ()))]
+    # A reply's floor counts in its thread, so it is told with its thread's: "#3 · reply 2".
+    floors = {c["id"]: c["floor"] for c in shown if c["root_id"] is None} | (root_floors or {})
+    missing = {c["root_id"] for c in shown if c["root_id"] is not None} - floors.keys()
+    if missing:
+        floors |= queries.comment_floors(missing)
 
-    def one(c: dict) -> dict:
+    for c in shown:
         c["placeholder"] = c["author"] is None and c["status"] in GONE_STATUSES
         c["own"] = user_id is not None and c["author"] is not None and c["author"]["id"] == user_id
         c["editable"] = c["own"] and not c["placeholder"] and now - c["created_at"] < window
         c["under_review"] = c["status"] == Status.PENDING
-        return c
+        c["thread_floor"] = floors.get(c["root_id"])
 
     for item in items:
-        one(item)
-        for reply in item.get("replies", []):
-            one(reply)
         chain = item.get("chain")
         if chain is not None:
-            for link in chain:
-                one(link)
             if len(chain) > CHAIN_HEAD + CHAIN_TAIL + 1:
                 item["chain_head"] = chain[:CHAIN_HEAD]
                 item["chain_tail"] = chain[-CHAIN_TAIL:]
@@ -323,6 +327,9 @@ def _strings() -> dict:
         # "%s" is replaced by the number.
         "count_one": ngettext("%s comment", "%s comments", 1),
         "count_other": ngettext("%s comment", "%s comments", 2),
+        # The templates' words for a thread's folded replies, "%s" for the number.
+        "replies_one": ngettext("View %(counter)s reply", "View all %(counter)s replies", 1) % {"counter": "%s"},
+        "replies_other": ngettext("View %(counter)s reply", "View all %(counter)s replies", 2) % {"counter": "%s"},
         "errors": {
             "invalid": gettext("That did not work: please check what you wrote."),
             "content_blocked": gettext("Your comment contains words that are not allowed here."),
@@ -424,7 +431,7 @@ def fragment_replies(request, comment_id: int, *, user, lang):
     page = queries.list_replies(root, viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor"))
     query = {**_fragment_query(request, lang), "sort": params["sort"]}
     context = {
-        "items": _decorate(page.items, user, Mode.FLAT, timezone.now()),
+        "items": _decorate(page.items, user, Mode.FLAT, timezone.now(), root_floors={root.pk: root.floor}),
         "mode": Mode.TWO_LEVEL,
         "in_thread": True,
         "root_id": root.pk,
@@ -477,3 +484,24 @@ def fragment_comment(request, comment_id: int, *, user, lang):
         "more_fragment_url": "",
     }
     return _fragment(request, "comments/_list.html", context, site=comment.subject.site, lang=lang)
+
+
+# --- the service's front page --------------------------------------------------------------
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    """The service's root: where to go from here (the links ``seed_demo`` prints), in the
+    reader's language. The demo page's address is the demo site's origin, which ``rundemo``
+    keeps on the port it serves it from."""
+    lang = _language(request, None)
+    try:
+        demo_url = queries.demo_host_url()
+    except DATABASE_UNAVAILABLE:
+        demo_url = None
+    with translation.override(lang):
+        html = render_to_string("comments/home.html", {"lang": lang, "demo_url": demo_url}, request)
+    response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    response["Content-Language"] = lang
+    response["Vary"] = "Accept-Language"
+    return response

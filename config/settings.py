@@ -225,6 +225,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
+    # Operations are described by their own docstrings, never by a base view's.
+    "GET_LIB_DOC_EXCLUDES": "comments.api.schema.doc_excludes",
 }
 
 # Product settings; each may be overridden by an environment variable of the same name.

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from comments.health import healthz
+from comments.views import home
 
 # Django tries patterns in order, so the busiest come first: a like or unlike is matched at the
 # first pattern of its include, not after the comments API's seventeen routes have failed.
@@ -13,6 +14,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("embed/", include("comments.web_urls")),
     path("console/", include("moderation.console_urls")),
+    path("", home, name="home"),
 ]
 
 handler400 = "comments.middleware.handler400"

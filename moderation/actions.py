@@ -14,7 +14,7 @@ from comments.models import GONE_STATUSES, Comment, Status, User
 from comments.queries import is_site_moderator
 from comments.services import comment_lock, comment_set_flags, comment_set_status
 
-from .services import audit_write, task_claim_check, tasks_close
+from .services import audit_write, reports_dismiss, task_claim_check, tasks_close
 
 
 class ModerationAction:
@@ -120,8 +120,28 @@ class Unfeature(FlagAction):
     name, flag, value = "unfeature", "featured", False
 
 
+class DismissReports(ModerationAction):
+    """A published comment's reports found unfounded: they go, the comment stays as it is, and
+    the audit entry says how many there were and what they said."""
+
+    name = "dismiss"
+
+    def check(self) -> None:
+        super().check()
+        if self.comment.status != Status.PUBLISHED:
+            raise InvalidInput(f"Only a published comment's reports can be dismissed; this one is {self.comment.status}.")
+
+    def change(self):
+        reasons = reports_dismiss(comment_id=self.comment.pk)
+        if not reasons:
+            raise InvalidInput("The comment has no reports to dismiss.")
+        dismissed = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+        self.reason = "; ".join(filter(None, [self.reason, f"reports dismissed: {dismissed}"]))
+        return None, None
+
+
 ACTIONS: dict[str, type[ModerationAction]] = {
-    cls.name: cls for cls in (Approve, Reject, Delete, Restore, Pin, Unpin, Feature, Unfeature, Shadow)
+    cls.name: cls for cls in (Approve, Reject, Delete, Restore, Pin, Unpin, Feature, Unfeature, Shadow, DismissReports)
 }
 
 

@@ -29,7 +29,7 @@ from comments.queries import (
     site_by_key,
 )
 
-from .models import AuditEntry, ReviewTask, Sanction, TaskState, WordEntry
+from .models import AuditEntry, Report, ReviewTask, Sanction, TaskState, WordEntry
 from .snapshots import Snapshot
 
 
@@ -165,11 +165,14 @@ def moderated_sites(user) -> list[Site]:
     return list(sites.order_by("key")[:500])
 
 
+REPORTS_SHOWN = 50  # a comment's reports on its task page, oldest first
+
+
 def review_task_in_context(*, user, task_id: int, replies: int = 50) -> dict:
     """One review task with its comment in context, as a moderator sees it (true statuses):
     the chain from the top-level comment down to it, and its subtree (first ``replies``
-    comments below it, depth-first). ``NotFound`` for an unknown task, ``PermissionDenied``
-    unless ``user`` moderates its site. Seven queries."""
+    comments below it, depth-first), and the readers' reports of it. ``NotFound`` for an
+    unknown task, ``PermissionDenied`` unless ``user`` moderates its site. Eight queries."""
     task = ReviewTask.objects.select_related("claimed_by", "site").filter(pk=task_id).first()
     if task is None:
         raise NotFound("Unknown task.")
@@ -188,6 +191,10 @@ def review_task_in_context(*, user, task_id: int, replies: int = 50) -> dict:
         "replies": below[:replies],
         "more_replies": len(below) > replies or tree.next_cursor is not None,
         "author_id": comment.author_id,
+        "reports": [
+            {"reason": r.reason, "detail": r.detail, "reporter": present_user(r.user), "created_at": r.created_at}
+            for r in Report.objects.filter(comment_id=comment.pk).select_related("user").order_by("id")[:REPORTS_SHOWN]
+        ],
     }
 
 

@@ -4,6 +4,7 @@ claims. Decisions on comments are action objects (``actions.py``) built on these
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -294,6 +295,17 @@ def report_create(*, comment, reporter: User, reason: str, detail: str = "") -> 
         comment_hold(comment_id=comment.pk, site_id=comment.site_id, why=f"{reporters} reports")
     review_task_open(comment_id=comment.pk, reasons=[f"report:{reason}"])
     return report, True
+
+
+def reports_dismiss(*, comment_id: int) -> Counter[str]:
+    """Remove a comment's reports, found unfounded by a moderator, so they count towards no
+    threshold and no task's priority again (a reader may report it anew); returns how many
+    there were of each reason, for the audit entry. Call inside the decision's transaction
+    (``actions``)."""
+    reports = Report.objects.filter(comment_id=comment_id)
+    reasons = Counter(reports.values_list("reason", flat=True))
+    reports.delete()
+    return reasons
 
 
 def task_claim_check(*, comment_id: int, moderator: User) -> None:

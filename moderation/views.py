@@ -212,6 +212,7 @@ _DONE = {
     "feature": lambda n: ngettext("Featured %(n)d comment.", "Featured %(n)d comments.", n),
     "unfeature": lambda n: ngettext("Unfeatured %(n)d comment.", "Unfeatured %(n)d comments.", n),
     "shadow": lambda n: ngettext("Shadowed %(n)d comment.", "Shadowed %(n)d comments.", n),
+    "dismiss": lambda n: ngettext("Dismissed the reports of %(n)d comment.", "Dismissed the reports of %(n)d comments.", n),
 }
 
 

@@ -33,7 +33,8 @@ class SubjectLookupParams(serializers.Serializer):
 
 
 class CountsParams(serializers.Serializer):
-    site = serializers.CharField(max_length=64)
+    # Left out by a page with counts but no widget: the site of the request's Origin.
+    site = serializers.CharField(max_length=64, required=False)
     key = serializers.ListField(child=serializers.CharField(max_length=255), min_length=1, max_length=100)
 
 

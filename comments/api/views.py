@@ -127,6 +127,9 @@ class TokenView(ApiView):
 
     @extend_schema(request=s.TokenIn, responses={200: s.TokenOut, **error_responses(400, 401)}, summary="Log in with a password")
     def post(self, request):
+        """Exchange a local user's username and password for a bearer token
+        (``Authorization: Bearer <token>``, valid ``COMMENTS_TOKEN_TTL`` seconds) and the user.
+        Wrong credentials are 401; attempts are rate-limited."""
         data = validated(s.TokenIn, request.data)
         user = authenticate(request, username=data["username"], password=data["password"])
         if user is None:
@@ -142,6 +145,10 @@ class SsoView(ApiView):
 
     @extend_schema(request=s.SsoIn, responses={200: s.TokenOut, **error_responses(400, 401)}, summary="Sign in with a host site's SSO payload")
     def post(self, request):
+        """Sign a host site's reader in: ``payload`` is ``<b64>.<sig>``, the base64url of the JSON
+        claims ``{id, name, email?, avatar?, exp}`` and the hex HMAC-SHA256 of that text with the
+        site's SSO secret. The same (site, id) is always the same local user, whose name and avatar
+        follow the payload. A bad signature, an unknown site or a past ``exp`` is 401."""
         data = validated(s.SsoIn, request.data)
         try:
             site = queries.site_by_key(data["site"])
@@ -167,6 +174,7 @@ class MeView(ApiView):
 
     @extend_schema(responses={200: s.UserOut, **error_responses(401)}, summary="The current user")
     def get(self, request):
+        """The signed-in user (id, name, avatar); 401 when anonymous."""
         return Response(queries.present_user(request.user))
 
 
@@ -178,6 +186,8 @@ class SubjectsView(ApiView):
 
     @extend_schema(request=s.SubjectIn, responses={200: s.SubjectOut, 201: s.SubjectOut, **error_responses(400, 401, 404)}, summary="Get or create a subject")
     def post(self, request):
+        """Create the subject a site calls ``key`` (the host's own name for the page, such as
+        ``article:42``), or return it when it exists: 201 when created, 200 when found."""
         data = validated(s.SubjectIn, request.data)
         site = queries.site_by_key(data["site"])
         subject, created = services.subject_get_or_create(site=site, key=data["key"], title=data["title"], url=data["url"])
@@ -187,6 +197,8 @@ class SubjectsView(ApiView):
 class SubjectLookupView(ApiView):
     @extend_schema(parameters=[s.SubjectLookupParams], responses={200: s.SubjectOut, **error_responses(400, 404)}, summary="Find a subject by site and key")
     def get(self, request):
+        """The subject a site calls ``key``, or 404: how a host finds the id of a page's
+        discussion."""
         params = query_params(request, s.SubjectLookupParams)
         return Response(subject_out(queries.subject_lookup(params["site"], params["key"])))
 
@@ -194,11 +206,14 @@ class SubjectLookupView(ApiView):
 class SubjectDetailView(ApiView):
     @extend_schema(responses={200: s.SubjectOut, **error_responses(404)}, summary="A subject")
     def get(self, request, subject_id: int):
+        """A subject with its display mode, state and public counts (comments, top-level comments)."""
         subject, _ = queries.subject_for_viewer(subject_id, request.user)
         return Response(subject_out(subject))
 
     @extend_schema(request=s.SubjectPatchIn, responses={200: s.SubjectOut, **error_responses(400, 401, 403, 404)}, summary="Change mode, state or title (moderators)")
     def patch(self, request, subject_id: int):
+        """A site moderator switches the display mode (a view over the same rows: nothing moves),
+        closes or reopens the discussion, or renames it."""
         if not request.user.is_authenticated:
             raise NotAuthenticated()
         data = validated(s.SubjectPatchIn, request.data)
@@ -210,19 +225,26 @@ class SubjectDetailView(ApiView):
 class CountsView(ApiView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("site", str, required=True),
+            OpenApiParameter(
+                "site", str, required=False,
+                description="the site's key; left out, the site whose allowed origins hold the request's Origin",
+            ),
             OpenApiParameter("key", str, many=True, required=True, description="1 to 100 subject keys"),
         ],
         responses={200: s.CountsOut, **error_responses(400)},
         summary="Public comment counts of many subjects",
     )
     def get(self, request):
+        """Public comment counts of 1 to 100 subjects of one site in one call (unknown keys count 0),
+        for listing pages. Without ``site``, the site whose allowed origins hold the request's
+        ``Origin``; the site's own origins may read the answer across origins (CORS)."""
         params = query_params(request, s.CountsParams)
-        response = Response({"counts": queries.subject_counts(params["site"], params["key"])})
+        origin = request.headers.get("Origin", "")
+        site_key, origin_allowed = queries.site_for_counts(params.get("site"), origin)
+        response = Response({"counts": queries.subject_counts(site_key, params["key"])})
         # The widget's loader calls this from the host page: CORS for the site's own origins.
         response["Vary"] = "Origin"
-        origin = request.headers.get("Origin", "")
-        if origin and origin in queries.site_allowed_origins(params["site"]):
+        if origin_allowed:
             response["Access-Control-Allow-Origin"] = origin
         return response
 
@@ -273,6 +295,10 @@ class SubjectCommentsView(ApiView):
 
     @extend_schema(parameters=[s.CommentListParams], responses={200: s.CommentPageOut, **error_responses(400, 404)}, summary="List a subject's comments in a display mode")
     def get(self, request, subject_id: int):
+        """A page of the subject's comments in a display mode: ``two_level`` (top-level comments,
+        pinned first, then hot, new or old, each with up to ``replies`` of its hottest replies),
+        ``flat`` (every comment by time) or ``stacked`` (as flat, each with the chain it answers).
+        ``next_cursor`` leads to the next page of the same list."""
         query_string = request.META.get("QUERY_STRING", "")
         params = query_params(request, s.CommentListParams)
         read = queries.list_comments_json(
@@ -283,6 +309,10 @@ class SubjectCommentsView(ApiView):
 
     @extend_schema(request=s.CommentIn, responses={201: s.CommentOut, **error_responses(400, 401, 403, 404)}, summary="Post a comment or a reply")
     def post(self, request, subject_id: int):
+        """Post a comment, or with ``reply_to_id`` a reply, as the signed-in user. The checks come
+        first: a ban refuses (403 ``banned``), a blocked word refuses (400 ``content_blocked``);
+        review words, spam signals and pre-moderation store it ``pending``, seen by its author as
+        under review."""
         if not request.user.is_authenticated:
             raise NotAuthenticated()
         data = validated(s.CommentIn, request.data)
@@ -298,11 +328,14 @@ class SubjectCommentsView(ApiView):
 class CommentDetailView(ApiView):
     @extend_schema(responses={200: s.CommentOut, **error_responses(404)}, summary="A comment")
     def get(self, request, comment_id: int):
+        """One comment as the viewer may see it; 404 for a comment they may not."""
         comment, viewer = queries.comment_for_viewer(comment_id, request.user)
         return Response(queries.present_comments([comment], viewer)[comment.pk])
 
     @extend_schema(request=s.CommentPatchIn, responses={200: s.CommentOut, **error_responses(400, 401, 403, 404)}, summary="Edit within the edit window (author)")
     def patch(self, request, comment_id: int):
+        """The author changes the body within ``COMMENTS_EDIT_WINDOW`` seconds of posting; sets
+        ``edited_at``, and the new text is checked again."""
         if not request.user.is_authenticated:
             raise NotAuthenticated()
         data = validated(s.CommentPatchIn, request.data)
@@ -313,6 +346,8 @@ class CommentDetailView(ApiView):
 
     @extend_schema(responses={204: None, **error_responses(401, 403, 404)}, summary="Soft-delete (author or moderator)")
     def delete(self, request, comment_id: int):
+        """Delete a comment (its author or a site moderator): it leaves every list, or stays as a
+        placeholder while it has visible replies; counters follow."""
         if not request.user.is_authenticated:
             raise NotAuthenticated()
         comment, _ = queries.comment_for_viewer(comment_id, request.user)
@@ -323,6 +358,8 @@ class CommentDetailView(ApiView):
 class CommentRepliesView(ApiView):
     @extend_schema(parameters=[s.ReplyListParams], responses={200: s.PlainCommentPageOut, **error_responses(400, 404)}, summary="Every reply in a top-level comment's thread")
     def get(self, request, comment_id: int):
+        """List 2 of two-level mode: every reply in the thread of top-level comment ``{id}``, at any
+        depth, each with the comment it answers; oldest first unless sorted. 400 for a reply's id."""
         params = query_params(request, s.ReplyListParams)
         comment, viewer = queries.comment_for_viewer(comment_id, request.user)
         return _page(queries.list_replies(comment, viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor")))
@@ -331,6 +368,8 @@ class CommentRepliesView(ApiView):
 class CommentChainView(ApiView):
     @extend_schema(responses={200: s.ChainOut, **error_responses(404)}, summary="The chain from the top-level comment down to this one")
     def get(self, request, comment_id: int):
+        """A stacked floor's chain: the comment's ancestors from the top-level comment down
+        (placeholders included), the comment itself last."""
         comment, viewer = queries.comment_for_viewer(comment_id, request.user)
         return Response({"items": queries.comment_chain(comment, viewer)})
 
@@ -338,6 +377,8 @@ class CommentChainView(ApiView):
 class CommentTreeView(ApiView):
     @extend_schema(parameters=[s.PageParams], responses={200: s.PlainCommentPageOut, **error_responses(400, 404)}, summary="A comment and its subtree, depth-first")
     def get(self, request, comment_id: int):
+        """The comment and every comment under it, depth-first, siblings oldest first, a page at a
+        time."""
         params = query_params(request, s.PageParams)
         comment, viewer = queries.comment_for_viewer(comment_id, request.user)
         return _page(queries.comment_tree(comment, viewer, limit=params["limit"], cursor=params.get("cursor")))
@@ -346,6 +387,8 @@ class CommentTreeView(ApiView):
 class UserCommentsView(ApiView):
     @extend_schema(parameters=[s.PageParams], responses={200: s.PlainCommentPageOut, **error_responses(400, 404)}, summary="A user's comments, newest first")
     def get(self, request, user_id: int):
+        """A user's comments across subjects, newest first: the published ones for others, every
+        status of their own for the user themself."""
         params = query_params(request, s.PageParams)
         author = queries.user_by_id(user_id)
         return _page(queries.user_comments(author, request.user, limit=params["limit"], cursor=params.get("cursor")))
@@ -360,10 +403,13 @@ class FollowView(ApiView):
 
     @extend_schema(request=None, responses={200: s.FollowOut, **error_responses(400, 401, 404)}, summary="Follow a user")
     def put(self, request, user_id: int):
+        """Follow a user; two users who follow each other are friends and see each other's
+        friends-only comments. Says whether the follow is now mutual."""
         return self._set(request, user_id, True)
 
     @extend_schema(request=None, responses={200: s.FollowOut, **error_responses(400, 401, 404)}, summary="Unfollow a user")
     def delete(self, request, user_id: int):
+        """Stop following a user; friends-only comments are no longer shared between the two."""
         return self._set(request, user_id, False)
 
 

@@ -21,8 +21,10 @@
       site: d.site || '', key: d.key || location.pathname, theme: d.theme || 'auto', origin: location.origin,
       title: (d.title || document.title).slice(0, 300), url: d.url || location.href.split('#')[0],
     });
-    const lang = d.lang || document.documentElement.lang;
-    if (lang) q.set('lang', lang);
+    // The reader's language: the host's data-lang, else what the reader's browser asks the
+    // service for (Accept-Language). The page's own <html lang> says what the host's text is
+    // in, not what its reader reads.
+    if (d.lang) q.set('lang', d.lang);
     if (d.mode) q.set('mode', d.mode);
     if (d.sso) payload = d.sso;
     const iframe = document.createElement('iframe');
@@ -45,10 +47,12 @@
   function counts() {
     const els = [...document.querySelectorAll('[data-comment-count]')];
     const first = document.querySelector('[data-comments][data-site]');
-    const site = src.searchParams.get('site') || (first && first.dataset.site);
     const keys = [...new Set(els.map((el) => el.dataset.commentCount))].slice(0, 100);
-    if (!site || !keys.length) return;
-    const q = new URLSearchParams({ site });
+    if (!keys.length) return;
+    // A page without a widget (a listing) names no site: the service takes the site whose
+    // allowed origins hold this page's origin.
+    const site = src.searchParams.get('site') || (first && first.dataset.site);
+    const q = new URLSearchParams(site ? { site } : {});
     keys.forEach((key) => q.append('key', key));
     fetch(`${base}/api/v1/counts?${q}`, { credentials: 'omit' })
       .then((r) => (r.ok ? r.json() : null))

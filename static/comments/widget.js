@@ -134,12 +134,23 @@
 
   const commentUrl = (id) => `/embed/fragments/comments/${id}?${D.query}`;
 
-  function setCount(delta) {
-    const el = $('#cw-count');
+  // A number shown in words ("%s comments"), kept in the element's data-count.
+  function recount(el, delta, one, other) {
     const n = Math.max(0, Number(el.dataset.count) + delta);
     el.dataset.count = n;
-    el.textContent = (n === 1 ? S.count_one : S.count_other).replace('%s', n);
+    el.textContent = (n === 1 ? one : other).replace('%s', n);
+    return n;
+  }
+
+  function setCount(delta) {
+    const n = recount($('#cw-count'), delta, S.count_one, S.count_other);
     tell({ type: 'comments:count', key: D.key, count: n });
+  }
+
+  // Two-level mode: the thread's "View all N replies", while its replies are folded.
+  function setReplyCount(rootId, delta) {
+    const link = document.getElementById(`replies-${rootId}`)?.querySelector(':scope > .cw-expand');
+    if (link) recount(link, delta, S.replies_one, S.replies_other);
   }
 
   // --- signing in ------------------------------------------------------------------------
@@ -334,7 +345,10 @@
       await api('DELETE', `comments/${c.dataset.id}`);
       const counted = !c.classList.contains('cw-pending');
       const fresh = (await fragment(`${commentUrl(c.dataset.id)}&missing=empty`)).getElementById(`c-${c.dataset.id}`);
-      if (counted) setCount(-1);
+      if (counted) {
+        setCount(-1);
+        if (c.dataset.depth !== '0') setReplyCount(c.dataset.root, -1);
+      }
       if (fresh) { // a placeholder: it still has replies
         c.replaceWith(fresh);
         say(S.deleted, besideComment(fresh));
@@ -427,7 +441,10 @@
       const comment = await api('POST', `subjects/${sid}/comments`, { body: area.value, reply_to_id: Number(form.dataset.replyTo) });
       form.remove();
       const article = await insertNew(comment, target);
-      if (comment.status === 'published') setCount(1);
+      if (comment.status === 'published') {
+        setCount(1);
+        setReplyCount(comment.root_id, 1);
+      }
       say(comment.status === 'pending' ? S.posted_review : S.posted, besideComment(article));
       $('[data-action]', article)?.focus();
     },

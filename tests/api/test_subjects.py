@@ -226,3 +226,22 @@ def test_counts_with_no_key_or_more_than_one_hundred_keys_is_invalid(api, site, 
 
 def test_counts_without_a_site_is_invalid(api, db):
     assert_error(api.get(f"{API}/counts", {"key": "a"}), 400, "invalid")
+
+
+def test_counts_asked_from_a_page_of_a_site_need_not_name_the_site(api, site, user):
+    """A listing page carries counts but no widget, so the loader knows no site key: the site
+    is the one whose allowed origins hold the page's origin, and the page may read the answer."""
+    site.allowed_origins = ["https://blog.example/", "https://host.example"]
+    site.save()
+    SiteFactory(key="neighbour", allowed_origins=["https://blog.example.org", "https://host.example.net"])
+    CommentFactory(subject=SubjectFactory(site=site, key="a"), author=user)
+    response = api.get(f"{API}/counts", {"key": ["a", "zzz"]}, HTTP_ORIGIN="https://blog.example")
+    assert response.status_code == 200, response.content
+    assert response.json() == {"counts": {"a": 1, "zzz": 0}}
+    assert response["Access-Control-Allow-Origin"] == "https://blog.example"
+
+
+def test_counts_without_a_site_from_an_origin_of_no_site_or_of_two_sites_is_invalid(api, site):
+    assert_error(api.get(f"{API}/counts", {"key": "a"}, HTTP_ORIGIN="https://stranger.example"), 400, "invalid")
+    SiteFactory(key="twin", allowed_origins=list(site.allowed_origins))
+    assert_error(api.get(f"{API}/counts", {"key": "a"}, HTTP_ORIGIN=site.allowed_origins[0]), 400, "invalid")

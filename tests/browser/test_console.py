@@ -218,6 +218,29 @@ def test_task_in_context_and_the_dashboard(page, live_server, shot, queue, site,
     assert page.problems == []
 
 
+def test_dismissing_the_reports_of_a_published_comment_from_its_task_page(page, live_server, shot, site, moderator):
+    from comments.queries import comment_ref_for_viewer
+    from moderation.services import report_create
+
+    subject = SubjectFactory(site=site, title="Why the new bridge is late")
+    comment = CommentFactory(subject=subject, body="The contractor's own report says the steel came late.")
+    reader = UserFactory(username="touchy", display_name="Touchy Reader")
+    report_create(comment=comment_ref_for_viewer(comment.id, reader), reporter=reader, reason="abuse", detail="rude to the contractor")
+    task = ReviewTask.objects.get(comment_id=comment.id)
+    sign_in(page, live_server, target=f"/console/tasks/{task.pk}/")
+    expect(page.locator(".reports")).to_contain_text("rude to the contractor")
+    type_into(page.locator("#task-form").get_by_label("Reason"), "a fair point, not abuse")
+    shot(page, "task-with-a-report")
+    click(page.get_by_role("button", name="Dismiss reports"))
+    expect(page.locator(".message.success")).to_have_text("Dismissed the reports of 1 comment.")
+    expect(page.get_by_role("button", name="Dismiss reports")).to_have_count(0)
+    shot(page, "reports-dismissed")
+    assert Comment.objects.get(pk=comment.id).status == Status.PUBLISHED
+    entry = AuditEntry.objects.get(action="dismiss", comment_id=comment.id)
+    assert entry.actor == moderator and entry.reason == "a fair point, not abuse; reports dismissed: 1 abuse"
+    assert page.problems == []
+
+
 def has_class(name: str):
     """A regular expression matching a class attribute that contains ``name``."""
     return re.compile(rf"(^|\s){re.escape(name)}(\s|$)")

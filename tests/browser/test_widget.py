@@ -132,6 +132,21 @@ def test_the_widget_loads_on_another_origin_and_sizes_itself(host, page, shot):
     no_problems(page)
 
 
+def test_a_listing_page_with_only_the_loader_and_count_tags_shows_the_counts(host, page, shot):
+    """The demo blog's front page lists its articles with their counts and embeds no widget:
+    the loader's script tag and the count tags, as the README documents them, fill them."""
+    flat = SubjectFactory(site=host.site, key="article:flat", title="Flat", mode=Mode.FLAT)
+    for _ in range(3):
+        CommentFactory(subject=flat)
+    page.goto(f"{host.origin}/")
+    expect(page.locator("[data-comment-count='article:flat']")).to_have_text("3")
+    expect(page.locator("[data-comment-count='article:two-level']")).to_have_text("0")
+    assert page.locator("[data-comments]").count() == 0
+    assert "site=" not in page.locator("script[src$='embed.js']").get_attribute("src")
+    snap(page, shot, "listing-counts")
+    no_problems(page)
+
+
 def test_sign_in_by_sso_then_post_reply_like_and_unlike(host, page, shot):
     subject, first = two_level_subject(host.site, roots=2)
     page.goto(host.url(subject.key, user="alice"))
@@ -158,6 +173,8 @@ def test_sign_in_by_sso_then_post_reply_like_and_unlike(host, page, shot):
     snap(page, shot, "reply-typed")
     page.keyboard.press("Control+Enter")
     expect(frame.locator(f"#replies-{first.id} .cw-c", has_text="A reply by keyboard")).to_be_visible()
+    # Under the comment it answers, as the thread's other replies to it are: no "reply to".
+    expect(frame.locator(f"#replies-{first.id} .cw-c", has_text="A reply by keyboard").locator(".cw-to")).to_have_count(0)
     snap(page, shot, "replied")
 
     like = target.locator(".cw-like")
@@ -170,6 +187,34 @@ def test_sign_in_by_sso_then_post_reply_like_and_unlike(host, page, shot):
     expect(like.locator(".cw-like-count")).to_have_text("0")
 
     assert Comment.objects.filter(subject=subject, reply_to_id=first.id).count() == 1
+    no_problems(page)
+
+
+def test_a_threads_reply_count_follows_a_reply_and_a_delete(host, page, shot):
+    """Two-level mode folds a long thread behind "View all N replies": a reply posted or deleted
+    in it changed N on the server and nowhere on the page."""
+    subject, first = two_level_subject(host.site, roots=2, replies=5)
+    page.goto(host.url(subject.key, user="alice"))
+    frame = widget(page)
+    signed_in_as(frame, "Alice")
+    expand = frame.locator(f"#replies-{first.id} .cw-expand")
+    expect(expand).to_have_text("View all 5 replies")
+    click(frame.locator(f"#c-{first.id}").get_by_role("button", name="Reply"))
+    type_into(frame.get_by_label("Your reply"), "One more answer")
+    click(frame.locator(".cw-reply-form").get_by_role("button", name="Reply"))
+    mine = frame.locator(f"#replies-{first.id} .cw-c", has_text="One more answer")
+    expect(mine).to_be_visible()
+    expect(expand).to_have_text("View all 6 replies")
+    expect(frame.locator("#cw-count")).to_have_text("8 comments")
+    snap(page, shot, "replied")
+
+    click(mine.get_by_role("button", name="Delete"))
+    click(mine.get_by_role("button", name="Delete? Click again to confirm"))
+    expect(mine).to_have_count(0)
+    expect(expand).to_have_text("View all 5 replies")
+    click(expand)
+    expect(frame.locator(f"#replies-{first.id} .cw-c")).to_have_count(5)
+    snap(page, shot, "expanded-after-delete")
     no_problems(page)
 
 
@@ -323,10 +368,13 @@ def test_two_level_loads_more_and_expands_replies(host, page, shot):
     threads = frame.locator(".cw-items > .cw-thread")
     expect(threads).to_have_count(20)
     expect(frame.locator(f"#replies-{first.id} .cw-c")).to_have_count(3)
+    expect(frame.locator(f"#c-{first.id} .cw-floor-no")).to_have_text("#1")
+    expect(frame.locator(f"#replies-{first.id} .cw-floor-no")).to_have_text(["#1 · reply 1", "#1 · reply 2", "#1 · reply 3"])
     readme_shot(page, "widget-two_level", shot)
 
     click(frame.get_by_role("link", name="View all 5 replies"))
     expect(frame.locator(f"#replies-{first.id} .cw-c")).to_have_count(5)
+    expect(frame.locator(f"#replies-{first.id} .cw-floor-no")).to_have_text([f"#1 · reply {n}" for n in range(1, 6)])
     snap(page, shot, "replies-expanded")
 
     click(frame.get_by_role("link", name="Load more comments"))
@@ -351,7 +399,17 @@ def test_flat_mode_is_one_list_with_reply_to_names(host, page, shot):
     frame = widget(page)
     expect(frame.locator(".cw-items.mode-flat > li")).to_have_count(4)
     expect(frame.locator(".cw-c", has_text="Thanks, Ben.").locator(".cw-to")).to_have_text("reply to @Ben")
+    # A reply to a top-level comment is not under it in a flat list either: it says whom it answers.
+    expect(frame.locator(".cw-c", has_text="It is.").locator(".cw-to")).to_have_text("reply to @Ann")
+    expect(frame.locator(".cw-c", has_text="Another top-level one.").locator(".cw-to")).to_have_count(0)
+    # Numbers say what they count: the discussion's floors, and a reply's place in its floor's thread.
+    expect(frame.locator(".cw-items > li > .cw-c .cw-floor-no")).to_have_text(["#1", "#1 · reply 1", "#1 · reply 2", "#2"])
+    expect(frame.locator(f"#c-{second.id} .cw-floor-no")).to_have_attribute("title", "Thread of floor 1, reply 1")
+    expect(frame.locator(f"#c-{first.id} .cw-floor-no")).to_have_attribute("title", "Floor 1 of the discussion")
     readme_shot(page, "widget-flat", shot)
+    page.goto(host.url(subject.key, lang="zh-hans"))
+    expect(widget(page).locator(".cw-items > li > .cw-c .cw-floor-no")).to_have_text(["1楼", "1楼 · 回复1", "1楼 · 回复2", "2楼"])
+    snap(page, shot, "flat-zh-hans")
     no_problems(page)
 
 
@@ -368,9 +426,13 @@ def test_stacked_mode_shows_each_comment_under_its_folded_chain(host, page, shot
     expect(newest.locator(".cw-c")).to_contain_text("Floor 12")
     expect(newest.get_by_role("link", name="Show 6 hidden floors")).to_be_visible()
     expect(newest.locator(".cw-floor")).to_have_count(5)
+    # The top-level comment is floor 1 of the discussion; everything under it counts in its thread.
+    expect(newest.locator(".cw-c .cw-floor-no")).to_have_text("#1 · reply 11")
+    expect(newest.locator(".cw-floor .cw-floor-no")).to_have_text(["#1", "#1 · reply 1", "#1 · reply 8", "#1 · reply 9", "#1 · reply 10"])
     readme_shot(page, "widget-stacked", shot)
     click(newest.get_by_role("link", name="Show 6 hidden floors"))
     expect(newest.locator(".cw-floor")).to_have_count(11)
+    expect(newest.locator(".cw-floor .cw-floor-no")).to_have_text(["#1"] + [f"#1 · reply {n}" for n in range(1, 11)])
     snap(page, shot, "unfolded")
     no_problems(page)
 
@@ -405,6 +467,17 @@ def test_a_heading_in_a_comment_is_the_size_of_its_text_and_a_quote_is_set_off(h
     assert sizes["heading"] <= sizes["text"] * 1.2, sizes
     assert sizes["quoteBorder"] >= 2 and sizes["quoteIndent"] >= 8, sizes
     snap(page, shot, "markdown-heading-and-quote")
+
+
+@pytest.mark.parametrize("chosen", [None, "light", "dark"])
+def test_the_demo_pages_theme_picker_shows_the_theme_the_widget_has(host, page, shot, chosen):
+    subject, _ = two_level_subject(host.site, roots=1)
+    page.goto(host.url(subject.key, **({"theme": chosen} if chosen else {})))
+    expect(widget(page).locator("#cw-count")).to_have_text("1 comment")
+    picked = page.locator("select[name='theme']").input_value()
+    assert picked == (chosen or "auto")
+    assert page.frames[1].evaluate("document.documentElement.dataset.theme") == picked
+    snap(page, shot, f"theme-{picked}")
 
 
 def test_dark_theme(host, page, shot):
@@ -442,3 +515,20 @@ def test_chinese_with_relative_dates(host, page, shot):
     expect(frame.locator("#cw-count")).to_have_text("2 条评论")
     expect(frame.locator("time").first).to_have_text(re.compile("现在|秒"))
     snap(page, shot, "zh-hans")
+
+
+def test_without_data_lang_the_widget_speaks_the_readers_language_not_the_host_pages(host, browser, shot):
+    """The host page is in English (<html lang="en">); a reader whose browser asks for Chinese
+    reads the widget in Chinese, as the README promises, unless the host names a language."""
+    subject, _ = two_level_subject(host.site, roots=2)
+    reader = browser.new_context(viewport={"width": 1100, "height": 900}, locale="zh-CN")
+    try:
+        page = reader.new_page()
+        page.goto(host.url(subject.key))
+        assert page.evaluate("document.documentElement.lang") == "en"
+        expect(widget(page).locator("#cw-count")).to_have_text("2 条评论")
+        snap(page, shot, "reader-in-chinese")
+        page.goto(host.url(subject.key, lang="en"))  # data-lang="en" wins
+        expect(widget(page).locator("#cw-count")).to_have_text("2 comments")
+    finally:
+        reader.close()

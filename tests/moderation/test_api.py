@@ -336,3 +336,21 @@ def test_a_trusted_user_skips_pre_moderation(client_for, mod_client, subject):
 )
 def test_a_bad_sanction_is_invalid(mod_client, subject, payload):
     assert_error(mod_client.post(f"{API}/moderation/sanctions", {"site": subject.site.key, **payload}, format="json"), 400, "invalid")
+
+
+def test_dismissed_reports_leave_the_comment_published_and_count_no_more(mod_client, client_for, subject, moderator):
+    comment = CommentFactory(subject=subject)
+
+    def report():
+        response = client_for(UserFactory()).post(f"{API}/comments/{comment.id}/reports", {"reason": "spam"}, format="json")
+        assert response.status_code == 201
+
+    report(), report()  # one short of the site's threshold of 3
+    response = act(mod_client, comment, "dismiss", "not spam")
+    assert response.status_code == 200, response.content
+    assert response.json()["status"] == "published"
+    assert not Report.objects.filter(comment_id=comment.id).exists()
+    assert not ReviewTask.objects.filter(comment_id=comment.id, state="open").exists()
+    report()  # a new reader's report starts afresh: no hold
+    assert Comment.objects.get(pk=comment.pk).status == "published"
+    assert ReviewTask.objects.get(comment_id=comment.id, state="open").reasons == ["report:spam"]

@@ -242,6 +242,53 @@ def test_bad_action_posts_are_refused_plainly(site, subject, mod, data):
     assert mod.post("/console/actions", data).status_code == 302  # back, with a message
 
 
+def reported(comment, *reasons):
+    """``comment`` reported once for each reason, each time by another reader."""
+    from comments.queries import comment_ref_for_viewer
+    from moderation.services import report_create
+
+    for reason in reasons:
+        reader = UserFactory()
+        report_create(comment=comment_ref_for_viewer(comment.id, reader), reporter=reader, reason=reason, detail=f"it is {reason}")
+    return ReviewTask.objects.get(comment_id=comment.id, state=TaskState.OPEN)
+
+
+def test_the_reports_of_a_published_comment_are_dismissed_from_its_task_page_and_audited(site, subject, mod, moderator):
+    from moderation.models import Report
+
+    comment = CommentFactory(subject=subject, body="A sharp but fair point")
+    task = reported(comment, "abuse", "spam")
+    page = mod.get(f"/console/tasks/{task.pk}/")
+    html = page.content.decode()
+    assert [r["reason"] for r in page.context["reports"]] == ["abuse", "spam"]
+    assert "it is abuse" in html  # what the reader said, to judge by
+    assert f'value="dismiss:{comment.id}"' in html and "Dismiss reports" in html
+
+    response = mod.post("/console/actions", {"do": f"dismiss:{comment.id}", "reason": "fair criticism", "next": f"/console/tasks/{task.pk}/"}, follow=True)
+    assert "Dismissed the reports of 1 comment." in response.content.decode()
+    assert status_of(comment) == Status.PUBLISHED
+    task.refresh_from_db()
+    assert task.state == TaskState.DONE and task.decision == "dismiss" and task.decided_by == moderator
+    entry = AuditEntry.objects.get(comment_id=comment.id, actor=moderator)
+    assert entry.action == "dismiss" and (entry.from_status, entry.to_status) == (None, None)
+    assert entry.reason == "fair criticism; reports dismissed: 1 abuse, 1 spam"
+    assert not Report.objects.filter(comment_id=comment.id).exists()  # they count towards no threshold again
+    assert "Dismiss reports" not in mod.get(f"/console/tasks/{task.pk}/").content.decode()  # nothing left to dismiss
+
+
+def test_reports_are_dismissed_only_on_a_published_comment_that_has_some(site, subject, mod):
+    pending = CommentFactory(subject=subject)
+    task = reported(pending, "spam")
+    comment_hold(comment_id=pending.id, site_id=site.pk, why="held for review")
+    assert f'value="dismiss:{pending.id}"' not in mod.get(f"/console/tasks/{task.pk}/").content.decode()
+    refused = mod.post("/console/actions", {"do": f"dismiss:{pending.id}"}, HTTP_ACCEPT="application/json")
+    assert refused.status_code == 400 and "published" in refused.json()["results"][0]["error"]
+    unreported = CommentFactory(subject=subject)
+    refused = mod.post("/console/actions", {"do": f"dismiss:{unreported.id}"}, HTTP_ACCEPT="application/json")
+    assert refused.status_code == 400 and "no reports" in refused.json()["results"][0]["error"]
+    assert not AuditEntry.objects.filter(action="dismiss").exists()
+
+
 def test_an_action_the_comment_does_not_allow_is_reported(site, subject, mod):
     comment = CommentFactory(subject=subject)
     response = mod.post("/console/actions", {"do": f"restore:{comment.id}"}, HTTP_ACCEPT="application/json")

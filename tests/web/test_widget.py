@@ -282,3 +282,17 @@ def test_after_a_delete_the_script_learns_the_comment_is_gone_without_an_error(w
     assert web.get(f"/embed/fragments/comments/{comment.id}").status_code == 404
     gone = web.get(f"/embed/fragments/comments/{comment.id}", {"missing": "empty"}, HTTP_X_FRAGMENT="1")
     assert gone.status_code == 200 and gone.content == b""
+
+
+def test_the_service_root_is_a_front_page_with_the_links_seed_demo_prints_in_the_readers_language(web):
+    before_the_demo = text(web.get("/"))
+    assert "seed_demo" in before_the_demo and "/console/" in before_the_demo
+    SiteFactory(key="demo", allowed_origins=["http://127.0.0.1:8001", "http://localhost:8001"])
+    page = web.get("/")
+    assert page.status_code == 200 and page["Content-Language"] == "en"
+    for link in ("http://127.0.0.1:8001/", "/console/", "/admin/", "/api/v1/docs/"):
+        assert f'href="{link}"' in text(page)
+    assert "Moderation console" in text(page)
+    chinese = web.get("/", HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9,en;q=0.5")
+    assert chinese["Content-Language"] == "zh-hans"
+    assert "<h1>评论服务</h1>" in text(chinese) and "审核后台" in text(chinese) and "演示页面" in text(chinese)

@@ -17,8 +17,10 @@ from socketserver import ThreadingMixIn
 
 from django.core.management.base import BaseCommand
 
+from comments.queries import DEMO_SITE_KEY
 from comments.sso import sign_payload
 
+DEMO_HOST_PORT = 8001
 DEMO_USERS = ["alice", "bob", "carol", "dave"]
 DEMO_ARTICLES = [
     ("article:two-level", "Two-level discussion (hot first)"),
@@ -40,11 +42,26 @@ header{display:flex;flex-wrap:wrap;gap:8px 16px;align-items:center;justify-conte
 form{font:14px system-ui,sans-serif;display:flex;flex-wrap:wrap;gap:8px;align-items:center}
 select,button{font:inherit}.ask{outline:3px solid #e36209}.meta{color:#666;font:14px system-ui,sans-serif}
 body.dark{background:#111;color:#ddd}body.dark a{color:#8ab4f8}
+@media (prefers-color-scheme: dark){body.auto{background:#111;color:#ddd}body.auto a{color:#8ab4f8}}
 """
+THEMES = ("auto", "light", "dark")  # the widget's; the first is what it shows unless told
 
 
 def _e(value) -> str:
     return html.escape(str(value), quote=True)
+
+
+def article_path(key: str) -> str:
+    """Where the host page shows the article of subject ``key`` with the widget."""
+    return f"/a/{quote(key)}"
+
+
+def demo_origins(bind: str, port: int) -> list[str]:
+    """The origins of the demo host page served on ``bind:port``: a loopback address under
+    both its names, as a reader may type either."""
+    if bind in ("127.0.0.1", "localhost"):
+        return [f"http://127.0.0.1:{port}", f"http://localhost:{port}"]
+    return [f"http://{bind}:{port}"]
 
 
 def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles=DEMO_ARTICLES, ttl: int = 3600):
@@ -60,18 +77,18 @@ def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{_e(title)}</title><link rel='icon' href='data:,'><link rel='stylesheet' href='/host.css'>"
             "<script src='/host.js' defer></script></head>"
-            f"<body class='{'dark' if theme == 'dark' else ''}'>{body}"
+            f"<body class='{theme}'>{body}"
             f"<script src='{_e(service)}/static/comments/embed.js' async></script></body></html>"
         ).encode()
 
-    def picker(params: dict, user: str) -> str:
+    def picker(params: dict, user: str, theme: str) -> str:
         def options(name, values, current):
             return "".join(f"<option value='{_e(v)}'{' selected' if v == current else ''}>{_e(label)}</option>" for v, label in values)
 
         return (
             "<form method='get'>"
             f"<label>Signed in as <select id='user' name='user'>{options('user', [('', '(nobody)')] + [(u, u.capitalize()) for u in users], user)}</select></label>"
-            f"<label>Theme <select name='theme'>{options('theme', [('light', 'light'), ('dark', 'dark'), ('auto', 'auto')], params.get('theme', 'light'))}</select></label>"
+            f"<label>Theme <select name='theme'>{options('theme', [(t, t) for t in THEMES], theme)}</select></label>"
             f"<label>Language <select name='lang'>{options('lang', [('', '(browser)'), ('en', 'English'), ('zh-hans', '简体中文')], params.get('lang', ''))}</select></label>"
             "<button>Apply</button></form>"
         )
@@ -86,15 +103,16 @@ def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles
             start_response("200 OK", [("Content-Type", "text/css; charset=utf-8")])
             return [HOST_CSS.encode()]
         user = params.get("user", "") if params.get("user", "") in users else ""
-        theme = params.get("theme", "light")
+        # The picker shows the theme the widget is given: the widget's own default unless chosen.
+        theme = params.get("theme") if params.get("theme") in THEMES else THEMES[0]
         keep = urlencode({k: v for k, v in params.items() if k in ("user", "theme", "lang") and v})
         if path == "/":
             items = "".join(
-                f"<li><a href='/a/{quote(key)}?{keep}'>{_e(title)}</a> "
+                f"<li><a href='{article_path(key)}?{keep}'>{_e(title)}</a> "
                 f"<span class='meta'>(<span data-comment-count='{_e(key)}'>…</span> comments)</span></li>"
                 for key, title in articles
             )
-            body = f"<header><h1>Demo blog</h1>{picker(params, user)}</header><p>A customer's site on its own origin.</p><ul>{items}</ul>"
+            body = f"<header><h1>Demo blog</h1>{picker(params, user, theme)}</header><p>A customer's site on its own origin.</p><ul>{items}</ul>"
             start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
             return [page("Demo blog", body, theme)]
         if path.startswith("/a/"):
@@ -104,9 +122,9 @@ def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles
             if user:
                 claims = {"id": f"demo-{user}", "name": user.capitalize(), "exp": int(time.time()) + ttl}
                 sso = f" data-sso='{_e(sign_payload(secret, claims))}'"
-            attrs = "".join(f" data-{name}='{_e(params[name])}'" for name in ("theme", "lang", "mode") if params.get(name))
+            attrs = f" data-theme='{theme}'" + "".join(f" data-{name}='{_e(params[name])}'" for name in ("lang", "mode") if params.get(name))
             body = (
-                f"<header><p><a href='/?{keep}'>Demo blog</a></p>{picker(params, user)}</header>"
+                f"<header><p><a href='/?{keep}'>Demo blog</a></p>{picker(params, user, theme)}</header>"
                 f"<article><h1>{_e(title)}</h1><p class='meta'><span data-comment-count='{_e(key)}'>…</span> comments"
                 f" · <span id='who'></span></p>"
                 "<p>This page stands for a customer's article. The discussion below is the comment "
@@ -140,10 +158,10 @@ class Command(BaseCommand):
     help = "Serve a demo host page (a customer's site, on another origin) that embeds the widget."
 
     def add_arguments(self, parser):
-        parser.add_argument("--port", type=int, default=8001)
+        parser.add_argument("--port", type=int, default=DEMO_HOST_PORT)
         parser.add_argument("--bind", default="127.0.0.1")
         parser.add_argument("--service", default="http://127.0.0.1:8000", help="the comment service's base URL")
-        parser.add_argument("--site", default="demo")
+        parser.add_argument("--site", default=DEMO_SITE_KEY)
 
     def handle(self, *args, **options):
         from comments.models import Site

@@ -1,14 +1,17 @@
 """The demo in one command: the service (``runserver``) and, in a thread, the demo host page
-on another port, so the widget is seen the way a customer's readers see it."""
+on another port, so the widget is seen the way a customer's readers see it. The demo site's
+allowed origins follow the host page's port, or its frame would be refused."""
 
 import threading
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from comments import services
 from comments.models import Site
+from comments.queries import DEMO_SITE_KEY
 
-from .demo_host import host_app, make_host_server
+from .demo_host import DEMO_HOST_PORT, demo_origins, host_app, make_host_server
 
 
 class Command(BaseCommand):
@@ -17,17 +20,23 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--bind", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
-        parser.add_argument("--host-port", type=int, default=8001)
+        parser.add_argument("--host-port", type=int, default=DEMO_HOST_PORT)
 
     def handle(self, *args, **options):
-        bind, port, host_port = options["bind"], options["port"], options["host_port"]
+        bind, port = options["bind"], options["port"]
         service = f"http://{bind}:{port}"
-        site = Site.objects.filter(key="demo").first()
+        site = Site.objects.filter(key=DEMO_SITE_KEY).first()
         if site is None:
             self.stderr.write("No demo site: run `python manage.py seed_demo` first.")
             return
-        server = make_host_server(host_app(service=service, site=site.key, secret=site.sso_secret), bind, host_port)
+        server = make_host_server(host_app(service=service, site=site.key, secret=site.sso_secret), bind, options["host_port"])
+        host_port = server.server_port
+        services.site_set_allowed_origins(site=site, origins=demo_origins(bind, host_port))
         threading.Thread(target=server.serve_forever, name="demo-host", daemon=True).start()
         self.stdout.write(f"Comment service:  {service}/   (API docs {service}/api/v1/docs/)")
         self.stdout.write(f"Demo host page:   http://{bind}:{host_port}/   (a customer's site embedding the widget)")
-        call_command("runserver", f"{bind}:{port}", use_reloader=False)
+        try:
+            call_command("runserver", f"{bind}:{port}", use_reloader=False)
+        finally:
+            server.shutdown()
+            server.server_close()
