@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "comments",
     "likes",
     "moderation",
+    "demo",
 ]
 
 MIDDLEWARE = [

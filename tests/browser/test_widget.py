@@ -19,7 +19,7 @@ from django.contrib.auth.models import AnonymousUser
 from playwright.sync_api import expect
 
 from comments import services
-from comments.management.commands.demo_host import host_app, make_host_server
+from demo.management.commands.demo_host import host_app, make_host_server
 from comments.models import Comment, Mode, Subject
 from likes import queries as likes_queries
 

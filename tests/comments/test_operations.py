@@ -123,7 +123,7 @@ def test_rundemo_on_another_host_port_lets_that_port_frame_the_widget(db, monkey
     from django.core.management import call_command
     from django.test import Client
 
-    from comments.management.commands import rundemo
+    from demo.management.commands import rundemo
 
     from ..factories import SiteFactory
 
@@ -148,7 +148,7 @@ def test_the_seeded_subjects_urls_lead_to_their_articles_on_the_demo_host_page(d
 
     from django.core.management import call_command
 
-    from comments.management.commands.demo_host import host_app
+    from demo.management.commands.demo_host import host_app
     from comments.models import Site, Subject
 
     call_command("seed_demo", stdout=StringIO())
