@@ -143,6 +143,12 @@ def audit_log(*, user, site_key: str, limit: int, cursor: str | None) -> Page:
     return Page(items=items, next_cursor=encode_cursor(scope, {"i": page[-1].pk}) if len(found) > limit else None)
 
 
+def moderator_acted_since(*, comment_id: int, since: datetime) -> bool:
+    """Whether a moderator took any action on the comment (each is a decision on it, and closes
+    its review tasks) at ``since`` or later. One probe of ``audit_decisions_by_comment``."""
+    return AuditEntry.objects.filter(comment_id=comment_id, actor__isnull=False, created_at__gte=since).exists()
+
+
 def word_entries(*, user, site_key: str | None) -> list[WordEntry]:
     """The global list and, with ``site_key``, that site's list (its moderators only)."""
     if site_key is None:
