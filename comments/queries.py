@@ -15,6 +15,7 @@ from typing import Iterable
 from django.conf import settings
 from django.core import signing
 from django.db import connection
+from django.db.models import QuerySet
 
 from . import encoding, hooks, pagecache, paths, rowsql
 from .exceptions import InvalidInput, NotFound
@@ -538,9 +539,21 @@ def _keyset_after(position: dict | None, kind=int):
     if position is None:
         return None
     after = position.get("k")
-    if not isinstance(after, kind):
+    if not isinstance(after, kind) or isinstance(after, bool):
         raise InvalidInput("Malformed cursor.", fields={"cursor": ["Malformed cursor."]})
     return after
+
+
+def page_by_id(rows: QuerySet, *, scope: str, cursor: str | None, limit: int, newest_first: bool = False) -> Page:
+    """A page of ``rows`` (any model's queryset) in primary key order, oldest first unless
+    ``newest_first``: ``limit`` model instances as ``items``, and the cursor of the next page
+    (None on the last), scoped like every list's. One query whatever the page."""
+    after = _keyset_after(decode_cursor(cursor, scope))
+    if after is not None:
+        rows = rows.filter(pk__lt=after) if newest_first else rows.filter(pk__gt=after)
+    found = list(rows.order_by("-pk" if newest_first else "pk")[: limit + 1])
+    page = found[:limit]
+    return Page(items=page, next_cursor=encode_cursor(scope, {"k": page[-1].pk}) if len(found) > limit else None)
 
 
 # --- the three modes ------------------------------------------------------------------------
