@@ -4,6 +4,7 @@ Status changes go through the service, so counters stay right."""
 
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.db import models
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
@@ -48,6 +49,15 @@ class SubjectAdmin(admin.ModelAdmin):
     readonly_fields = ("comment_count", "root_count", "floor_seq", "created_at")
     list_select_related = ("site",)
     actions = ["reconcile"]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}  # Django 6's default, now
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        # A change of what readers see goes through the service too: the subject's cached pages
+        # go, and a closing reaches the likes answered from Redis.
+        changed = {name: getattr(obj, name) for name in ("mode", "state", "title") if name in form.changed_data}
+        if change and changed:
+            services.subject_update(subject=obj, actor=request.user, **changed)
 
     @admin.action(description="Recompute counters")
     def reconcile(self, request, queryset):

@@ -39,11 +39,11 @@ class LikeView(ApiView):
         count, liked = services.like_set(comment_id=comment_id, user=request.user, liked=liked)
         return Response({"liked": liked, "like_count": count})
 
-    @extend_schema(request=None, responses={200: LikeOut, **error_responses(401, 404)}, summary="Like a comment (idempotent)")
+    @extend_schema(request=None, responses={200: LikeOut, **error_responses(401, 403, 404)}, summary="Like a comment (idempotent)")
     def put(self, request, comment_id: int):
         return self._set(request, comment_id, True)
 
-    @extend_schema(request=None, responses={200: LikeOut, **error_responses(401, 404)}, summary="Unlike a comment (idempotent)")
+    @extend_schema(request=None, responses={200: LikeOut, **error_responses(401, 403, 404)}, summary="Unlike a comment (idempotent)")
     def delete(self, request, comment_id: int):
         return self._set(request, comment_id, False)
 

@@ -177,11 +177,19 @@ end
 """
 )
 
-# KEYS: likers, events, pending, written. ARGV: user id, 1 (like) | 0 (unlike), comment id,
-# 1 when the caller checked that the user may see the comment (else only an OPEN comment is
-# liked); then, to create the state if it is missing (none: only answer), its flag, the Redis time
-# after which the rows were read ('' for "some seconds ago": then no flush of the comment
-# within ``WRITTEN_WINDOW_MS`` is allowed), the ttl, and the likers as score, member pairs.
+# How long a like that read the subject open lets the likes after it through without asking
+# the database whether it is still open (``keys.subject_open``), and how long a closing stops
+# such a like from saying so again. A closing that could not reach Redis takes effect in the
+# database at once and here within this time.
+SUBJECT_OPEN_SECONDS = 60
+
+# KEYS: likers, events, pending, written, subject open. ARGV: user id, 1 (like) | 0 (unlike),
+# comment id, 1 when the caller checked that the user may like the comment (else only an OPEN
+# comment of a subject marked open is liked), 1 when the caller read the subject open just now
+# (marked so unless it was just closed); then, to create the state if it is missing (none: only
+# answer), its flag, the Redis time after which the rows were read ('' for "some seconds ago":
+# then no flush of the comment within ``WRITTEN_WINDOW_MS`` is allowed), the ttl, and the likers
+# as score, member pairs.
 # -> {count, liked, events in the stream now}; {-1, now} when the state is missing and the
 # rows read from now on may create it; {-3, 0} when it is missing and only the careful load
 # may (actions wait in the stream, or were flushed after the rows were read); {-2, 0} when
@@ -192,19 +200,22 @@ LIKE = Script(
     _CREATING
     + """
 local now = now_ms()
+if ARGV[5] == '1' then redis.call('SET', KEYS[5], '1', 'NX', 'EX', """
+    + str(SUBJECT_OPEN_SECONDS)
+    + """) end
 local flag = redis.call('ZSCORE', KEYS[1], '0')
 if not flag then
-  if not ARGV[5] then
+  if not ARGV[6] then
     if redis.call('HEXISTS', KEYS[3], ARGV[3]) == 1 then return {-3, 0} end
     return {-1, now}
   end
   local since = now - WRITTEN_WINDOW_MS
-  if ARGV[6] ~= '' then since = tonumber(ARGV[6]) end
+  if ARGV[7] ~= '' then since = tonumber(ARGV[7]) end
   if not may_create(KEYS[3], KEYS[4], ARGV[3], since) then return {-3, 0} end
-  create(KEYS[1], ARGV[5], ARGV[7], 8)
-  flag = ARGV[5]
+  create(KEYS[1], ARGV[6], ARGV[8], 9)
+  flag = ARGV[6]
 end
-if ARGV[4] ~= '1' and tonumber(flag) ~= -1 then return {-2, 0} end
+if ARGV[4] ~= '1' and (tonumber(flag) ~= -1 or redis.call('GET', KEYS[5]) ~= '1') then return {-2, 0} end
 local at = now
 if ARGV[2] == '1' then
   local old = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -458,20 +469,25 @@ class Creation:
 
 
 def like(r: redis.Redis, *, subject_id: int, comment_id: int, user_id: int, liked: bool, checked: bool,
-         create: Creation | None = None):
-    """Apply one action; ``(count, liked)``; ``NEEDS_CHECK`` when the comment is not OPEN and
-    ``checked`` is false. When the comment's state is missing, ``create`` makes it first if
-    the rows it was read from cannot be behind; else the answer is ``Cold`` (read the rows and
-    call again) or ``LOAD_CAREFULLY`` (actions wait in the stream, or were written to the rows
-    after ``create`` was read: ``state.load``).
+         subject_open: bool = False, create: Creation | None = None):
+    """Apply one action; ``(count, liked)``; ``NEEDS_CHECK`` when ``checked`` is false and the
+    comment is not OPEN or its subject is not marked open (``subject_open``: the caller read
+    the subject open just now, which marks it so unless it was just closed). When the
+    comment's state is missing, ``create`` makes it first if the rows it was read from cannot
+    be behind; else the answer is ``Cold`` (read the rows and call again) or
+    ``LOAD_CAREFULLY`` (actions wait in the stream, or were written to the rows after
+    ``create`` was read: ``state.load``).
 
     An appended action always belongs to a registered subject: the subject is registered
     before the action is appended, in the same round trip, unless this process registered it
     less than ``REGISTER_EVERY`` seconds ago. An action that finds its stream otherwise empty
     registers the subject again at once: Redis may have lost the registration with the
     stream (a restart, ``FLUSHALL``) since this process made it."""
-    keys_ = [keys.likers(subject_id, comment_id), keys.events(subject_id), keys.pending(subject_id), keys.written(subject_id)]
-    args = [user_id, int(liked), comment_id, int(checked)]
+    keys_ = [
+        keys.likers(subject_id, comment_id), keys.events(subject_id), keys.pending(subject_id), keys.written(subject_id),
+        keys.subject_open(subject_id),
+    ]
+    args = [user_id, int(liked), comment_id, int(checked), int(subject_open)]
     if create is not None:
         since = "" if create.since is None else create.since
         args += [create.flag, since, settings.LIKES_STATE_TTL, *create.flat_likers]
@@ -507,6 +523,15 @@ def mark_empty(r: redis.Redis, comments: list[tuple[int, int, int]]) -> None:
         pipe.zadd(key, {SENTINEL: flag})
         pipe.expire(key, settings.LIKES_STATE_TTL)
     pipe.execute()
+
+
+def mark_subject(r: redis.Redis, *, subject_id: int, open: bool) -> None:
+    """A subject was opened (its mark goes: the next like asks the database, and marks it) or
+    closed (marked closed, so that a like that read it open before cannot mark it open)."""
+    if open:
+        r.delete(keys.subject_open(subject_id))
+    else:
+        r.set(keys.subject_open(subject_id), "0", ex=SUBJECT_OPEN_SECONDS)
 
 
 def reflag(r: redis.Redis, *, comment_id: int, subject_id: int, flag: int) -> None:
