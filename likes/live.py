@@ -52,7 +52,10 @@ def sentinel_score(*, status: str, visibility: str) -> int:
     from comments.models import Status, Visibility
 
     return OPEN if status == Status.PUBLISHED and visibility == Visibility.PUBLIC else CHECK
-ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+# What makes a process use the database alone for a while: Redis not answering, or refusing
+# writes because it is full (a like-state Redis runs with maxmemory-policy noeviction, since
+# evicting a stream or a flush's memory would lose or double likes; docs/production.md).
+ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.OutOfMemoryError)
 
 _lock = threading.Lock()
 _client: redis.Redis | None = None
