@@ -5,7 +5,10 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    from config import local_files
     from django.core.management import execute_from_command_line
+
+    local_files.prepare()
 
     execute_from_command_line(sys.argv)
 

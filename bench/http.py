@@ -567,7 +567,7 @@ class HttpBench:
         from django.conf import settings
 
         from comments.services import subject_reconcile_counters
-        from likes import state
+        from likes import state_sync
 
         core_args = core.parse_args(["--output", "-"] + (["--reseed"] if self.args.reseed else []))
         self.core = core.Bench(core_args)
@@ -576,7 +576,7 @@ class HttpBench:
         self.posters = self._users([f"{USER_PREFIX}poster-{i:02d}" for i in range(POSTERS)])
         self.likers = self._users([f"{USER_PREFIX}liker-{i:04d}" for i in range(LIKERS_PER_RUN * LIKE_RUNS)])
         self.cache = redis.Redis.from_url(settings.REDIS_URL)
-        self.likes_redis = state.client()
+        self.likes_redis = state_sync.client()
         self.likes_admin = redis.Redis.from_url(settings.LIKES_REDIS_URL, decode_responses=True, socket_timeout=120)
         left = sum(
             self.core.seed.purge_comments("subject_id = %s AND author_id = %s", [self.subject.pk, u.pk])

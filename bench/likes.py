@@ -453,7 +453,7 @@ class LikesBench:
         from django.core.management import call_command
 
         from comments.models import Site
-        from likes import state
+        from likes import state_sync
 
         started = time.perf_counter()
         call_command("migrate", interactive=False, verbosity=0)
@@ -479,7 +479,7 @@ class LikesBench:
         started = time.perf_counter()
         analyze()  # autovacuum may be off (it is on this machine): earlier runs leave dead rows
         log(f"bench: vacuumed and analyzed in {time.perf_counter() - started:.1f} s")
-        self.r = state.client()
+        self.r = state_sync.client()
         # For the benchmark's own bulk work (queueing 100,000 actions, dropping a million-member
         # state): the application's client gives up after LIKES_REDIS_TIMEOUT (0.5 s).
         import redis
@@ -555,7 +555,7 @@ class LikesBench:
     # 1. the like endpoint --------------------------------------------------------------------
 
     def run_endpoint(self):
-        from likes import state
+        from likes import state_sync
 
         sid = self.subjects["endpoint"].pk
         targets = comment_ids(sid, likeable=True)
@@ -610,7 +610,7 @@ class LikesBench:
         # Steady state: every comment's state in Redis (as after its first touch, or its posting).
         started = time.perf_counter()
         for comment in targets:
-            state.load(self.r, comment_id=comment, subject_id=sid)
+            state_sync.load(self.r, comment_id=comment, subject_id=sid)
         log(f"  loaded the state of {len(targets)} comments in {time.perf_counter() - started:.1f} s")
         # Queries and round trips of one like and one unlike.
         counts = {}
@@ -802,7 +802,7 @@ class LikesBench:
         from django.test.utils import CaptureQueriesContext
 
         from comments.queries import encode_cursor
-        from likes import keys, live, queries, state
+        from likes import keys, live, queries, state_sync
 
         sid = self.subjects["million"].pk
         big = self.big
@@ -829,12 +829,12 @@ class LikesBench:
         drain(self.r)
         drop_big()
         started = time.perf_counter()
-        state.load(self.r, comment_id=big.pk, subject_id=sid)
+        state_sync.load(self.r, comment_id=big.pk, subject_id=sid)
         loads.append((time.perf_counter() - started) * 1000)
         memory = self.admin.memory_usage(key)
         self.cold = {"first": first, "loads": loads, "members": self.r.zcard(key) - 1, "memory": memory}
         log(
-            f"  cold first touch (unlike) {first['ms']:.0f} ms; state.load {', '.join(f'{x:.0f}' for x in loads)} ms; "
+            f"  cold first touch (unlike) {first['ms']:.0f} ms; state_sync.load {', '.join(f'{x:.0f}' for x in loads)} ms; "
             f"{self.cold['members']:,} members, {memory / 2**20:.0f} MiB in Redis"
         )
         # The page: flat, oldest first, 20 comments, the big one among them; every state loaded.
@@ -844,7 +844,7 @@ class LikesBench:
         page_ids = [item["id"] for item in page]
         assert big.pk in page_ids, "the big comment is not on page 1"
         for c in page_ids:
-            state.load(self.r, comment_id=c, subject_id=sid)
+            state_sync.load(self.r, comment_id=c, subject_id=sid)
         # Like and unlike: benchmark users who like it unlike it, then like it again.
         samples = {"DELETE": ([], []), "PUT": ([], [])}
         counts = {}
@@ -939,7 +939,7 @@ class LikesBench:
     # 2. throughput --------------------------------------------------------------------------------
 
     def run_throughput(self):
-        from likes import state
+        from likes import state_sync
 
         sid = self.subjects["endpoint"].pk
         targets = comment_ids(sid, likeable=True)[:200]
@@ -963,7 +963,7 @@ class LikesBench:
         # Steady state, as in measurement 1: every target's like state in Redis before the
         # first request, not loaded by whichever run first touches it.
         for comment in targets:
-            state.load(self.r, comment_id=comment, subject_id=sid)
+            state_sync.load(self.r, comment_id=comment, subject_id=sid)
         try:
             server.start("PUT", EMPTY_PATH, auth(tokens[0]))
             like_paths = [f"/api/v1/comments/{c}/like" for c in targets]
@@ -1388,7 +1388,7 @@ def render(bench: LikesBench, info: dict, verdict_list: list[Verdict], started: 
             f"Comment {bench.big.pk} of `likes-million`, liked by all {bench.big.like_count:,} bench users. "
             f"**Loading its state from the database** (cold: the Redis key dropped, as after an eviction or a Redis "
             f"restart): the first request, an unlike, took {c['first']['ms']:,.0f} ms ({c['first']['queries']} SQL "
-            f"queries, {c['first']['redis']} Redis round trips); `likes.state.load()` alone took "
+            f"queries, {c['first']['redis']} Redis round trips); `likes.state_sync.load()` alone took "
             + ", ".join(f"{x:,.0f}" for x in c["loads"])
             + f" ms. The state holds {c['members']:,} likers and takes {c['memory'] / 2**20:,.0f} MiB of Redis "
             "(`MEMORY USAGE`). Then, with the state loaded (in-process, as in 1):",

@@ -19,7 +19,7 @@ _TOKEN_USER = ApiToken._meta.get_field("user")
 
 def token_with_user(key_hash: str) -> ApiToken | None:
     """The token with this hash and its user, in one statement of fixed text (every
-    authenticated request asks; the select_related queryset cost a millisecond to compile)."""
+    authenticated request asks; the select_related queryset cost more to compile than to run)."""
     row = rowsql.fetch_one(
         f"SELECT {_TOKEN_COLUMNS.sql}, {_USER_COLUMNS.sql} "
         f"FROM {connection.ops.quote_name(ApiToken._meta.db_table)} k "

@@ -48,11 +48,6 @@ def register_content_check(checker: ContentChecker) -> ContentChecker:
     return checker
 
 
-def unregister_content_check(checker: ContentChecker) -> None:
-    if checker in _content_checks:
-        _content_checks.remove(checker)
-
-
 def run_content_checks(check: ContentCheck, initial: ContentDecision) -> ContentDecision:
     decision = initial
     for checker in _content_checks:

@@ -251,10 +251,6 @@ class Comment(models.Model):
     def site_id(self) -> int:
         return self.subject.site_id
 
-    @property
-    def is_top_level(self) -> bool:
-        return self.depth == 0 and self.reply_to_id is None
-
     def ancestor_ids(self) -> list[int]:
         """Ids from the top-level comment down to the parent in the tree, from the path."""
         return paths.split_path(self.path)[:-1]

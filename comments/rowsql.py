@@ -123,12 +123,14 @@ def _moment_sql(column: str) -> str:
     return column
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# Times travel as integers since this moment (microseconds in the statements here; the like
+# flush uses milliseconds).
+UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def _moment(value):
     if isinstance(value, int):
-        return _EPOCH + timedelta(microseconds=value)
+        return UNIX_EPOCH + timedelta(microseconds=value)
     return aware(value)
 
 
@@ -185,7 +187,7 @@ def fetch(where: str, params: list, *, order: str = "", limit: int | None = None
     With a ``limit``, the rows are chosen in a subquery and joined to their authors after it:
     a prepared statement's generic plan cannot tell a subject of 100 roots from one of 10,000
     (``subject_id = $1``), and, taking the one being read for small, joined and sorted every
-    root of the big one before limiting (17 ms instead of 0.7). A subquery with a LIMIT is
+    root of the big one before limiting (``docs/benchmarks.md``, core). A subquery with a LIMIT is
     planned apart, so the page is an ordered index scan that stops at ``limit`` whatever the
     estimate."""
     if limit is None:

@@ -6,13 +6,15 @@ Command-line options override these (``-w 8``, ``-b 0.0.0.0:8000``). ``GUNICORN_
 
 import os
 
-bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
-workers = int(os.environ.get("GUNICORN_WORKERS", str(os.cpu_count() or 1)))
+from config.env import env_int, env_str
+
+bind = env_str("GUNICORN_BIND", "127.0.0.1:8000")
+workers = env_int("GUNICORN_WORKERS", os.cpu_count() or 1)
 
 # Threads: a request spends much of its time waiting on PostgreSQL and Redis, and a thread
 # waiting releases the GIL, so a few threads per process keep a core busy.
 worker_class = "gthread"
-threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+threads = env_int("GUNICORN_THREADS", 4)
 
 # One listening socket per worker, and the kernel spreads new connections over them. With a
 # shared socket, whichever worker wakes first accepts every connection of a burst: measured
@@ -30,8 +32,8 @@ def post_worker_init(worker):
     """Move everything the worker holds once the application is loaded (Django, DRF, the URL
     resolver, compiled templates: hundreds of thousands of objects) out of the garbage
     collector's reach. A full collection then walks only what requests made since, instead of
-    pausing a request for tens of milliseconds now and then: measured on the like endpoint,
-    client p99 under load fell from about 110 ms to 9 ms (bench/likes.py, measurement 2)."""
+    pausing a request for tens of milliseconds now and then (measured on the like endpoint's p99:
+    ``docs/benchmarks.md``, likes, measurement 2)."""
     import gc
 
     gc.collect()

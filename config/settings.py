@@ -7,34 +7,28 @@ local-memory cache and Celery tasks run eagerly in-process. ``DATABASE_URL``, ``
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
+from . import local_files
 from .env import database_from_url, env_bool, env_float, env_int, env_list, env_str, parse_rate_limits, sqlite_database
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(env_str("COMMENTS_VAR_DIR", str(BASE_DIR / "var")))
+BASE_DIR = local_files.BASE_DIR
+VAR_DIR = local_files.var_dir()
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 DATABASE_URL = env_str("DATABASE_URL")
 REDIS_URL = env_str("REDIS_URL")
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
-EMBEDDED = not (DATABASE_URL or REDIS_URL or CELERY_BROKER_URL)
+EMBEDDED = local_files.embedded()
 
-SECRET_KEY = env_str("DJANGO_SECRET_KEY")
+SECRET_KEY = env_str("DJANGO_SECRET_KEY") or (local_files.kept_secret_key() if local_files.may_keep_secret_key() else None)
 if not SECRET_KEY:
-    if not (DEBUG or EMBEDDED):
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set outside the embedded default")
-    # Stable per checkout so sessions and cursors survive a restart of the demo server.
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
-    key_file = VAR_DIR / "secret_key"
-    if not key_file.exists():
-        import secrets
-
-        key_file.write_text(secrets.token_urlsafe(50))
-    SECRET_KEY = key_file.read_text().strip()
+    raise ImproperlyConfigured(
+        "DJANGO_SECRET_KEY must be set "
+        + ("(or start through manage.py once: it keeps a key in var/ for the embedded default)"
+           if local_files.may_keep_secret_key() else "outside the embedded default")
+    )
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
@@ -89,7 +83,6 @@ TEMPLATES = [
 if DATABASE_URL:
     DATABASES = {"default": database_from_url(DATABASE_URL)}
 else:
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {"default": sqlite_database(str(VAR_DIR / "comments.sqlite3"))}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -102,6 +95,8 @@ if REDIS_URL:
             "KEY_PREFIX": env_str("COMMENTS_CACHE_PREFIX", "cs"),
             "OPTIONS": {
                 "CLIENT_CLASS": "django_redis.client.DefaultClient",
+                # Reaches a Redis Cluster too, named by a redis+cluster:// URL.
+                "CONNECTION_FACTORY": "comments.rediscache.ClusterAwareConnectionFactory",
                 "SOCKET_CONNECT_TIMEOUT": 1,
                 "SOCKET_TIMEOUT": 1,
             },
@@ -188,8 +183,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT", str(VAR_DIR / "static")))
-STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STATIC_ROOT = local_files.static_root()
 # WhiteNoise serves static files from the app server (the widget loader, the API docs' assets)
 # with far-future caching once collected; finders keep a fresh checkout working without
 # running collectstatic first.

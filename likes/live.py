@@ -12,7 +12,7 @@ key; on a missing one it first creates the state from the rows the caller read, 
 rows cannot be behind: no action of the comment waits in the stream (a count per comment,
 ``keys.pending``, kept by the script and the flush) and the flush wrote none to the rows since
 they were read (``keys.written``). Otherwise it answers "cold" and the caller reads the rows,
-or loads the state carefully (``state.load``).
+or loads the state carefully (``state_sync.load``).
 
 When Redis is not configured, or failed within the last ``LIKES_REDIS_RETRY`` seconds,
 ``client()`` answers None and callers use the database alone.
@@ -21,18 +21,21 @@ When Redis is not configured, or failed within the last ``LIKES_REDIS_RETRY`` se
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import os
 import socket
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import redis
+from redis.cluster import RedisCluster
 from django.conf import settings
 from django.core.signals import setting_changed
 
-from comments.redislink import round_trip
+from comments.redislink import connect, is_cluster, round_trip
 
 from . import keys
 
@@ -52,20 +55,26 @@ def sentinel_score(*, status: str, visibility: str) -> int:
     from comments.models import Status, Visibility
 
     return OPEN if status == Status.PUBLISHED and visibility == Visibility.PUBLIC else CHECK
-# What makes a process use the database alone for a while: Redis not answering, or refusing
+# What makes a process use the database alone for a while: Redis not answering, (a cluster)
+# a slot without a reachable master for longer than the client's retries, or Redis refusing
 # writes because it is full (a like-state Redis runs with maxmemory-policy noeviction, since
-# evicting a stream or a flush's memory would lose or double likes; docs/production.md).
-ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.OutOfMemoryError)
+# evicting a stream or the flush's bookkeeping would lose likes or miscount them;
+# docs/production.md).
+ERRORS = (
+    redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ClusterError,
+    redis.exceptions.OutOfMemoryError,
+)
 
 _lock = threading.Lock()
-_client: redis.Redis | None = None
+_client: redis.Redis | RedisCluster | None = None
 _client_url: str | None = None
 _down_until = 0.0
 _recovering = False
 
 
-def client() -> redis.Redis | None:
-    """The Redis of like state; None when there is none, or while it is considered down."""
+def client() -> redis.Redis | RedisCluster | None:
+    """The Redis of like state (a cluster client for a ``redis+cluster://`` URL); None when
+    there is none, or while it is considered down."""
     global _client, _client_url
     url = settings.LIKES_REDIS_URL
     if not url or time.monotonic() < _down_until:
@@ -74,7 +83,7 @@ def client() -> redis.Redis | None:
         with _lock:
             if _client is None or _client_url != url:
                 timeout = settings.LIKES_REDIS_TIMEOUT
-                _client = redis.Redis.from_url(
+                _client = connect(
                     url, decode_responses=True, socket_timeout=timeout, socket_connect_timeout=timeout,
                     health_check_interval=30,
                 )
@@ -118,14 +127,36 @@ def reset() -> None:
 # --- scripts -------------------------------------------------------------------------------
 
 
+# How long the flush remembers that it wrote a comment's actions to the rows (``keys.written``):
+# a state is created from rows read before the create only if no write came in meanwhile, and a
+# read is used for that only while it is younger than ``READ_MAX_AGE`` (state_sync.py), far within.
+WRITTEN_WINDOW_MS = 60_000
+
+# How long a like that read the subject open lets the likes after it through without asking
+# the database whether it is still open (``keys.subject_open``), and how long a closing stops
+# such a like from saying so again. A closing that could not reach Redis takes effect in the
+# database at once and here within this time.
+SUBJECT_OPEN_SECONDS = 60
+
+_LUA_DIR = Path(__file__).resolve().parent / "lua"
+# Constants the scripts share with this module, declared before every script.
+_LUA_CONSTANTS = f"local WRITTEN_WINDOW_MS = {WRITTEN_WINDOW_MS}\nlocal SUBJECT_OPEN_SECONDS = {SUBJECT_OPEN_SECONDS}\n"
+
+
 class Script:
-    """A Lua script run by its SHA, loaded on the first NOSCRIPT (one round trip normally)."""
+    """A Lua script of ``likes/lua/``, run by its SHA, loaded into Redis on the first NOSCRIPT
+    (one round trip normally)."""
 
     def __init__(self, source: str):
         self.source = source
-        import hashlib
-
         self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+    @classmethod
+    def load(cls, name: str, *, includes: tuple[str, ...] = ()) -> Script:
+        """``lua/<name>.lua``, after the shared constants and the files it ``includes``
+        (functions it calls), read once when this module is imported."""
+        parts = [_LUA_CONSTANTS, *((_LUA_DIR / f"{part}.lua").read_text() for part in (*includes, name))]
+        return cls("".join(parts))
 
     def __call__(self, r: redis.Redis, keys_: list[str], args: list) -> object:
         try:
@@ -142,251 +173,17 @@ class Script:
         return ("EVALSHA", self.sha, len(keys_), *keys_, *args)
 
 
-# How long the flush remembers that it wrote a comment's actions to the rows (``keys.written``):
-# a state is created from rows read before the create only if no write came in meanwhile, and a
-# read is used for that only while it is younger than ``READ_MAX_AGE`` (state.py), far within.
-WRITTEN_WINDOW_MS = 60_000
-
-# Lua: Redis's clock in ms, and the window, for the scripts that read or record it.
-_CLOCK = (
-    """
-local function now_ms()
-  local now = redis.call('TIME')
-  return tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-end
-local WRITTEN_WINDOW_MS = """
-    + str(WRITTEN_WINDOW_MS)
-    + "\n"
-)
-
-# Lua shared by the scripts that create a comment's state from rows read by the caller.
-# may_create: no action of the comment waits in the stream, and the flush wrote none to the
-# rows after ``since`` (Redis ms): then the rows read after ``since`` are the whole truth,
-# because no action can be appended while the state is missing.
-_CREATING = _CLOCK + (
-    """
-local function may_create(pending, written, comment, since)
-  if redis.call('HEXISTS', pending, comment) == 1 then return false end
-  local at = redis.call('ZSCORE', written, comment)
-  return not (at and tonumber(at) >= since)
-end
-local function create(likers, flag, ttl, first)
-  redis.call('ZADD', likers, flag, '0')
-  for i = first, #ARGV, 2000 do
-    redis.call('ZADD', likers, unpack(ARGV, i, math.min(i + 1999, #ARGV)))
-  end
-  redis.call('EXPIRE', likers, ttl)
-end
-"""
-)
-
-# How long a like that read the subject open lets the likes after it through without asking
-# the database whether it is still open (``keys.subject_open``), and how long a closing stops
-# such a like from saying so again. A closing that could not reach Redis takes effect in the
-# database at once and here within this time.
-SUBJECT_OPEN_SECONDS = 60
-
-# KEYS: likers, events, pending, written, subject open. ARGV: user id, 1 (like) | 0 (unlike),
-# comment id, 1 when the caller checked that the user may like the comment (else only an OPEN
-# comment of a subject marked open is liked), 1 when the caller read the subject open just now
-# (marked so unless it was just closed); then, to create the state if it is missing (none: only
-# answer), its flag, the Redis time after which the rows were read ('' for "some seconds ago":
-# then no flush of the comment within ``WRITTEN_WINDOW_MS`` is allowed), the ttl, and the likers
-# as score, member pairs.
-# -> {count, liked, events in the stream now}; {-1, now} when the state is missing and the
-# rows read from now on may create it; {-3, 0} when it is missing and only the careful load
-# may (actions wait in the stream, or were flushed after the rows were read); {-2, 0} when
-# the comment needs the check.
-# The action is appended even when it changes nothing here: the state may be behind the
-# database (written directly during an outage), and the flush applies the newest action.
-LIKE = Script(
-    _CREATING
-    + """
-local now = now_ms()
-if ARGV[5] == '1' then redis.call('SET', KEYS[5], '1', 'NX', 'EX', """
-    + str(SUBJECT_OPEN_SECONDS)
-    + """) end
-local flag = redis.call('ZSCORE', KEYS[1], '0')
-if not flag then
-  if not ARGV[6] then
-    if redis.call('HEXISTS', KEYS[3], ARGV[3]) == 1 then return {-3, 0} end
-    return {-1, now}
-  end
-  local since = now - WRITTEN_WINDOW_MS
-  if ARGV[7] ~= '' then since = tonumber(ARGV[7]) end
-  if not may_create(KEYS[3], KEYS[4], ARGV[3], since) then return {-3, 0} end
-  create(KEYS[1], ARGV[6], ARGV[8], 9)
-  flag = ARGV[6]
-end
-if ARGV[4] ~= '1' and (tonumber(flag) ~= -1 or redis.call('GET', KEYS[5]) ~= '1') then return {-2, 0} end
-local at = now
-if ARGV[2] == '1' then
-  local old = redis.call('ZSCORE', KEYS[1], ARGV[1])
-  if old then at = tonumber(old) else redis.call('ZADD', KEYS[1], at, ARGV[1]) end
-else
-  redis.call('ZREM', KEYS[1], ARGV[1])
-end
-redis.call('XADD', KEYS[2], '*', 'a', ARGV[3] .. ':' .. ARGV[1] .. ':' .. ARGV[2] .. ':' .. string.format('%d', at))
-redis.call('HINCRBY', KEYS[3], ARGV[3], 1)
-redis.call('PERSIST', KEYS[1])
-return {redis.call('ZCARD', KEYS[1]) - 1, tonumber(ARGV[2]), redis.call('XLEN', KEYS[2])}
-"""
-)
-
-# KEYS: build key, likers. ARGV: ttl seconds. Moves a finished rebuild into place unless a
-# concurrent one got there first. -> 1 when placed.
-PUBLISH = Script(
-    """
-if redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('RENAME', KEYS[1], KEYS[2])
-  redis.call('EXPIRE', KEYS[2], ARGV[1])
-  return 1
-end
-redis.call('DEL', KEYS[1])
-return 0
-"""
-)
-
-# KEYS: likers, pending, written. ARGV: comment id, flag, Redis time after which the rows were
-# read, ttl seconds, then score, member, score, member ...
-# Creates a comment's state unless it exists (a concurrent load got there first: 0) or the rows
-# may be behind (see ``may_create``: -1). -> 1 if made.
-CREATE_STATE = Script(
-    _CREATING
-    + """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-if not may_create(KEYS[2], KEYS[3], ARGV[1], tonumber(ARGV[3])) then return -1 end
-create(KEYS[1], ARGV[2], ARGV[4], 5)
-return 1
-"""
-)
-
-# KEYS: pending. ARGV: comment id.
-# -> {1 when an action of the comment waits in the stream, else 0; Redis time in ms}.
-COLD_CHECK = Script(
-    _CLOCK
-    + """
-return {redis.call('HEXISTS', KEYS[1], ARGV[1]), now_ms()}
-"""
-)
-
-# KEYS: stream, pending, written, then the likers of each comment whose entries are
-# acknowledged. ARGV: consumer group, ttl, t (how many such comments), then t pairs (comment
-# id, how many of its entries), then those entries' ids, comment by comment, then the ids of
-# entries that are no action. Acknowledges and deletes the entries; an entry deleted here
-# (not already by another flush that applied it too) is no longer pending for its comment; a
-# comment with no action left waiting may expire again, and is remembered as just written.
-ACKNOWLEDGE = Script(
-    _CLOCK
-    + """
-local now = now_ms()
-local group, ttl, t = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local at = 4 + 2 * t
-for j = 1, t do
-  local comment, n = ARGV[2 + 2 * j], tonumber(ARGV[3 + 2 * j])
-  local gone = 0
-  for i = at, at + n - 1 do
-    redis.call('XACK', KEYS[1], group, ARGV[i])
-    gone = gone + redis.call('XDEL', KEYS[1], ARGV[i])
-  end
-  at = at + n
-  local left = tonumber(redis.call('HGET', KEYS[2], comment) or '0') - gone
-  if left > 0 then
-    redis.call('HSET', KEYS[2], comment, left)
-  else
-    redis.call('HDEL', KEYS[2], comment)
-    redis.call('EXPIRE', KEYS[3 + j], ttl)
-  end
-  redis.call('ZADD', KEYS[3], now, comment)
-end
-for i = at, #ARGV do
-  redis.call('XACK', KEYS[1], group, ARGV[i])
-  redis.call('XDEL', KEYS[1], ARGV[i])
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - WRITTEN_WINDOW_MS)
-redis.call('PEXPIRE', KEYS[3], WRITTEN_WINDOW_MS)  -- a subject gone quiet keeps nothing
-return 1
-"""
-)
-
-# KEYS: lock. ARGV: token. Releases the lock only if it is still ours.
-RELEASE = Script(
-    """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-)
-
-# KEYS: likers. ARGV: after score ('' for the first page), after member, n.
-# -> {flag, member, score, ...}: the sentinel's flag (OPEN or CHECK), then up to n + 1 likers
-# after (score, member) in the set's order; nil when the state is not loaded. Rank 0 is the
-# sentinel.
-LIKERS = Script(
-    """
-local flag = redis.call('ZSCORE', KEYS[1], '0')
-if not flag then return false end
-local n = tonumber(ARGV[3])
-local start, ties, after = 1, 0, nil
-if ARGV[1] ~= '' then
-  after = tonumber(ARGV[1])
-  start = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ARGV[1])
-  ties = redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[1])
-end
-local rows = redis.call('ZRANGE', KEYS[1], start, start + ties + n, 'WITHSCORES')
-local out = {flag}
-for i = 1, #rows, 2 do
-  if not (after and tonumber(rows[i + 1]) == after and rows[i] <= ARGV[2]) then
-    out[#out + 1] = rows[i]
-    out[#out + 1] = rows[i + 1]
-    if #out > 2 * (n + 1) then break end
-  end
-end
-return out
-"""
-)
-
-# KEYS: dirty set. ARGV: subject id, score seen. Forgets a drained subject unless an event
-# came in since its score was read.
-FORGET_DIRTY = Script(
-    """
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if score and tonumber(score) <= tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
-return 0
-"""
-)
-
-
-# KEYS: stream. ARGV: group. Deletes the group's consumers that hold no pending entry.
-DROP_IDLE_CONSUMERS = Script(
-    """
-local dropped = 0
-for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
-  local fields = {}
-  for i = 1, #consumer, 2 do fields[consumer[i]] = consumer[i + 1] end
-  if tonumber(fields['pending']) == 0 then
-    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], fields['name'])
-    dropped = dropped + 1
-  end
-end
-return dropped
-"""
-)
-
-
-# KEYS: likers of several comments of one subject. ARGV: viewer's user id or ''.
-# -> {cardinality, liked (0/1)} per key; cardinality 0: not loaded.
-PAGE_STATE = Script(
-    """
-local out = {}
-for i, key in ipairs(KEYS) do
-  local n = redis.call('ZCARD', key)
-  out[2 * i - 1] = n
-  out[2 * i] = 0
-  if n > 0 and ARGV[1] ~= '' and redis.call('ZSCORE', key, ARGV[1]) then out[2 * i] = 1 end
-end
-return out
-"""
-)
+# The scripts; each file says what its KEYS and ARGV are and what it answers.
+LIKE = Script.load("like", includes=("clock", "creating"))
+PUBLISH = Script.load("publish")
+CREATE_STATE = Script.load("create_state", includes=("clock", "creating"))
+COLD_CHECK = Script.load("cold_check", includes=("clock",))
+ACKNOWLEDGE = Script.load("acknowledge", includes=("clock",))
+RELEASE = Script.load("release")
+LIKERS = Script.load("likers")
+FORGET_DIRTY = Script.load("forget_dirty")
+DROP_IDLE_CONSUMERS = Script.load("drop_idle_consumers")
+PAGE_STATE = Script.load("page_state")
 
 
 # --- reads ---------------------------------------------------------------------------------
@@ -403,8 +200,8 @@ def page_state(r: redis.Redis, comments: list[tuple[int, int]], user_id: int | N
         by_subject.setdefault(subject_id, []).append(comment_id)
     calls = [([keys.likers(s, c) for c in ids], ids) for s, ids in by_subject.items()]
     viewer = "" if user_id is None else str(user_id)
-    if len(calls) == 1:
-        replies = [PAGE_STATE(r, calls[0][0], [viewer])]
+    if len(calls) == 1 or is_cluster(r):  # a cluster pipeline runs no scripts
+        replies = [PAGE_STATE(r, key_list, [viewer]) for key_list, _ in calls]
     else:
         pipe = r.pipeline(transaction=False)
         for key_list, _ in calls:
@@ -457,14 +254,14 @@ class Cold:
     since: int
 
 
-LOAD_CAREFULLY = "load carefully"  # ``like``'s answer when only ``state.load`` may make the state
+LOAD_CAREFULLY = "load carefully"  # ``like``'s answer when only ``state_sync.load`` may make the state
 
 
 @dataclass(frozen=True, slots=True)
 class Creation:
     """A missing state for ``like`` to create first: the sentinel's ``flag``, the likers as
     ``[ms, user_id, ...]``, and ``since``, the Redis time (ms) after which they were read; None
-    when they were read before any word with Redis, less than ``state.READ_MAX_AGE`` ago."""
+    when they were read before any word with Redis, less than ``state_sync.READ_MAX_AGE`` ago."""
 
     flag: int
     flat_likers: list[int]
@@ -479,7 +276,7 @@ def like(r: redis.Redis, *, subject_id: int, comment_id: int, user_id: int, like
     comment's state is missing, ``create`` makes it first if the rows it was read from cannot
     be behind; else the answer is ``Cold`` (read the rows and call again) or
     ``LOAD_CAREFULLY`` (actions wait in the stream, or were written to the rows after
-    ``create`` was read: ``state.load``).
+    ``create`` was read: ``state_sync.load``).
 
     An appended action always belongs to a registered subject: the subject is registered
     before the action is appended, in the same round trip, unless this process registered it
@@ -636,12 +433,12 @@ def read_events(r: redis.Redis, stream: str, consumer: str, count: int, reclaim_
 def _read_events(r: redis.Redis, stream: str, consumer: str, count: int, reclaim_idle_ms: int) -> list[tuple[str, list]]:
     raw = _as_sent(r)
     claimed = raw.xautoclaim(stream, keys.FLUSH_GROUP, consumer, reclaim_idle_ms, start_id="0-0", count=count)
-    entries = [e for e in claimed[1] if e and e[1]]
+    entries = [_flat(e) for e in claimed[1] if e and e[1]]
     if len(entries) < count:
         fresh = raw.xreadgroup(keys.FLUSH_GROUP, consumer, {stream: ">"}, count=count - len(entries))
         # RESP3 answers a map of streams, RESP2 a list of [stream, entries] pairs.
         for stream_entries in (fresh or {}).values() if isinstance(fresh, dict) else (e for _, e in fresh or []):
-            entries.extend(e for e in stream_entries if e and e[1])
+            entries.extend(_flat(e) for e in stream_entries if e and e[1])
     return entries
 
 
@@ -650,6 +447,10 @@ def _as_sent(r: redis.Redis) -> redis.Redis:
     """A client over ``r``'s connections whose stream reads answer as Redis sent them,
     each entry ``[id, [field, value, ...]]``: redis-py would build a dict per entry, and for a
     batch of 5,000 that took longer than Redis took to read it."""
+    if is_cluster(r):
+        # Its nodes' clients parse before the cluster's callbacks run; entries come as
+        # redis-py builds them and ``_flat`` lays them out as sent.
+        return r
     view = redis.Redis(connection_pool=r.connection_pool)
     for command in ("XAUTOCLAIM", "XREADGROUP", "XRANGE"):
         view.set_response_callback(command, _unchanged)
@@ -658,6 +459,15 @@ def _as_sent(r: redis.Redis) -> redis.Redis:
 
 def _unchanged(response, **options):
     return response
+
+
+def _flat(entry) -> list:
+    """A stream entry as Redis sent it, ``[id, [field, value, ...]]``, from redis-py's
+    ``(id, {field: value})`` too."""
+    entry_id, fields = entry[0], entry[1]
+    if isinstance(fields, dict):
+        fields = [item for pair in fields.items() for item in pair]
+    return [entry_id, fields]
 
 
 def acknowledge(r: redis.Redis, subject_id: int, entries: list[tuple[str, int | None]]) -> None:
@@ -712,7 +522,7 @@ def stream_entries(r: redis.Redis, stream: str) -> list[tuple[str, list]]:
     """Every entry ``(id, [field, value, ...])`` still in the stream (read or not): the
     actions not yet known to be in the database. The flush deletes what it applied, so this is
     about a second's worth."""
-    return [e for e in _as_sent(r).xrange(stream, "-", "+") if e and e[1]]
+    return [_flat(e) for e in _as_sent(r).xrange(stream, "-", "+") if e and e[1]]
 
 
 def parse_action(fields: list) -> tuple[int, int, bool, int] | None:

@@ -9,7 +9,6 @@ one, changes nothing.
 
 from __future__ import annotations
 
-import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from comments import queries as comment_queries
 from comments.exceptions import NotFound
 from comments.models import GONE_STATUSES, Comment, Subject, SubjectState, User
 
-from . import keys, live, queries, rowsets, state
+from . import bulk_rows, keys, live, queries, state_sync
 from .models import Like, StaleLikeState
 
 # Direct writes get versions above any stream entry of the same millisecond.
@@ -107,7 +106,6 @@ def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = Fals
                     comment_id=comment_id,
                     defaults={"subject_id": comment_subjects[comment_id], "created_at": timezone.now()},
                 )
-        _pause_point("inside")
     # Counts, and with them hot order, of the pages that show these comments; told after the
     # transaction, whose subject row locks posting waits on, not inside it.
     for subject_id in {comment_subjects[c] for c, d in changes.items() if d}:
@@ -134,7 +132,7 @@ def _existing(model, column: str, ids: set[int]) -> list[tuple[int, int]]:
     table = connection.ops.quote_name(model._meta.db_table)
     found = []
     with connection.cursor() as cursor:
-        for source, params in rowsets.sources([("id", "bigint")], [(i,) for i in ids]):
+        for source, params in bulk_rows.sources([("id", "bigint")], [(i,) for i in ids]):
             cursor.execute(f"SELECT t.id, t.{column} FROM {table} t JOIN {source} ON t.id = x.id", params)
             found += cursor.fetchall()
     return found
@@ -146,7 +144,7 @@ def _insert_rows(rows: list[tuple[int, int, int, bool, int, int]]) -> list[tuple
     columns = [("c", "bigint"), ("u", "bigint"), ("s", "bigint"), ("a", "boolean"), ("v", "bigint"), ("t", "ms")]
     inserted = []
     with connection.cursor() as cursor:
-        for source, params in rowsets.sources(columns, rows):
+        for source, params in bulk_rows.sources(columns, rows):
             # "WHERE 1 = 1" lets SQLite tell the upsert clause from the SELECT's own syntax.
             cursor.execute(
                 f"INSERT INTO {_LIKE_TABLE} (comment_id, user_id, subject_id, active, version, created_at) "
@@ -163,7 +161,7 @@ def _locked_rows(pairs: list[tuple[int, int]]):
     lock = " FOR UPDATE OF l" if connection.features.has_select_for_update_of else ""
     rows = []
     with connection.cursor() as cursor:
-        for source, params in rowsets.sources([("c", "bigint"), ("u", "bigint")], pairs):
+        for source, params in bulk_rows.sources([("c", "bigint"), ("u", "bigint")], pairs):
             cursor.execute(
                 f"SELECT l.id, l.comment_id, l.user_id, l.active, l.version FROM {_LIKE_TABLE} l "
                 f"JOIN {source} ON l.comment_id = x.c AND l.user_id = x.u ORDER BY l.id{lock}",
@@ -178,7 +176,7 @@ def _update_rows(updates: list[tuple[int, bool, int, int, bool]]) -> None:
     statement (SQLite: per chunk)."""
     columns = [("id", "bigint"), ("a", "boolean"), ("v", "bigint"), ("t", "ms"), ("n", "boolean")]
     with connection.cursor() as cursor:
-        for source, params in rowsets.sources(columns, updates):
+        for source, params in bulk_rows.sources(columns, updates):
             cursor.execute(
                 f"UPDATE {_LIKE_TABLE} SET active = x.a, version = x.v, "
                 f"created_at = CASE WHEN x.n THEN x.t ELSE {_LIKE_TABLE}.created_at END "
@@ -189,26 +187,12 @@ def _update_rows(updates: list[tuple[int, bool, int, int, bool]]) -> None:
 
 def _add_like_counts(changes: dict[int, int]) -> None:
     with connection.cursor() as cursor:
-        for source, params in rowsets.sources([("id", "bigint"), ("d", "integer")], sorted(changes.items())):
+        for source, params in bulk_rows.sources([("id", "bigint"), ("d", "integer")], sorted(changes.items())):
             cursor.execute(
                 f"UPDATE {_COMMENT_TABLE} SET like_count = {_COMMENT_TABLE}.like_count + x.d "
                 f"FROM {source} WHERE {_COMMENT_TABLE}.id = x.id",
                 params,
             )
-
-
-def _pause_point(where: str) -> None:
-    """Fault-test hook: with ``LIKES_FLUSH_PAUSE_FILE`` set and ``LIKES_FLUSH_PAUSE_AT`` equal
-    to ``where`` (``inside`` the transaction, or ``committed`` before acknowledging), write
-    ``<file>.reached`` and wait while ``<file>`` exists, so a test can kill the process there."""
-    path = os.environ.get("LIKES_FLUSH_PAUSE_FILE")
-    if not path or os.environ.get("LIKES_FLUSH_PAUSE_AT", "inside") != where:
-        return
-    with open(f"{path}.reached.tmp", "w") as marker:
-        marker.write(str(os.getpid()))
-    os.replace(f"{path}.reached.tmp", f"{path}.reached")  # appears whole, pid included
-    while os.path.exists(path):
-        time.sleep(0.05)
 
 
 # --- liking ----------------------------------------------------------------------------------
@@ -236,11 +220,11 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
     not met is read whole in one statement (where it lives, its subject's state, and its likers
     in case Redis lacks its state), so a cold comment costs that statement and one round trip.
     Without Redis the database is checked and written at once."""
-    r = state.client()
+    r = state_sync.client()
     rows = None
     place = queries.known_place(comment_id)
     if place is None and r is not None:
-        rows = state.read_rows(comment_id)
+        rows = state_sync.read_rows(comment_id)
         place = queries.remember_place(comment_id, (rows.subject_id, rows.site_id))
     subject_id, site_id = place or queries.place(comment_id)
     hooks.check_participation(site_id, user.pk)
@@ -258,16 +242,16 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
                     checked = _likeable(comment_id, user)
                     subject_open = checked.subject_state == SubjectState.OPEN
                 elif isinstance(result, live.Cold):
-                    rows = state.read_rows(comment_id)
+                    rows = state_sync.read_rows(comment_id)
                     creation, subject_open = rows.creation(result.since), rows.subject_open
                     if creation is None:  # too many likers to carry
-                        state.load(r, comment_id=comment_id, subject_id=subject_id)
+                        state_sync.load(r, comment_id=comment_id, subject_id=subject_id)
                 elif result is live.LOAD_CAREFULLY:
-                    state.load(r, comment_id=comment_id, subject_id=subject_id)
+                    state_sync.load(r, comment_id=comment_id, subject_id=subject_id)
                     creation = None
                 else:
                     return result
-        except (*live.ERRORS, state.LoadTimeout) as exc:
+        except (*live.ERRORS, state_sync.LoadTimeout) as exc:
             live.mark_down(exc)
     return _like_in_database(checked or _likeable(comment_id, user), user, liked)
 
@@ -285,7 +269,7 @@ def _like_in_database(comment, user: User, liked: bool) -> tuple[int, bool]:
 def like_state_mark_empty(*, comments: list[tuple[int, int, int]]) -> None:
     """New comments have no likes: load their (empty) state now, so they never need a
     rebuild. ``comments``: ``(comment_id, subject_id, live.OPEN or live.CHECK)``."""
-    r = state.client()
+    r = state_sync.client()
     if r is None:
         return
     try:
@@ -298,7 +282,7 @@ def like_subject_mark(*, subject_id: int, subject_state: str) -> None:
     """A subject was opened or closed: tell the like script (``live.mark_subject``). If Redis
     does not answer, a mark left by a like before the closing runs out within
     ``live.SUBJECT_OPEN_SECONDS``; the database refuses such likes meanwhile whenever asked."""
-    r = state.client()
+    r = state_sync.client()
     if r is None:
         return
     try:
@@ -310,7 +294,7 @@ def like_subject_mark(*, subject_id: int, subject_state: str) -> None:
 def like_state_reflag(*, comment_id: int, subject_id: int, flag: int) -> None:
     """A comment's status changed: tell its like state whether everyone may now like it. If
     Redis does not answer, its state is marked stale and dropped when Redis is back."""
-    r = state.client()
+    r = state_sync.client()
     if r is not None:
         try:
             live.reflag(r, comment_id=comment_id, subject_id=subject_id, flag=flag)
@@ -352,14 +336,14 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
     changes nothing. Several flushes may run at once (they read disjoint entries)."""
     started = time.monotonic()
     report = FlushReport()
-    r = state.client()
+    r = state_sync.client()
     if r is None:
         return report
     deadline = started + (max_seconds if max_seconds is not None else settings.LIKES_FLUSH_MAX_SECONDS)
     batch = batch or settings.LIKES_FLUSH_BATCH
     reclaim_ms = int(settings.LIKES_RECLAIM_IDLE * 1000)
     consumer = live.consumer_name()
-    report.stale_dropped = state.drop_stale(r)
+    report.stale_dropped = state_sync.drop_stale(r)
     for subject_id, score in live.dirty_subjects(r):
         if time.monotonic() > deadline:
             break
@@ -372,7 +356,6 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
             parsed = [_action(i, f) for i, f in entries]
             actions = [a for a in parsed if a is not None]
             changes = like_actions_apply(actions)
-            _pause_point("committed")
             live.acknowledge(r, subject_id, [(i, None if a is None else a.comment_id) for (i, _), a in zip(entries, parsed)])
             report.events += len(entries)
             report.changed_comments += len(changes)
@@ -392,15 +375,22 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
 
 def like_counts_reconcile(*, subject_id: int | None = None) -> int:
     """Recompute ``like_count`` from the active like rows (of one subject, or all); returns
-    how many comments had drifted. Set-based: one statement."""
+    how many comments had drifted. Set-based: one statement. The pages of the subjects whose
+    counts changed go out of date (their hot order may have moved)."""
     comment = _COMMENT_TABLE
     count = f"(SELECT COUNT(*) FROM {_LIKE_TABLE} l WHERE l.comment_id = {comment}.id AND l.active)"
     where, params = (f"{comment}.subject_id = %s AND ", [subject_id]) if subject_id is not None else ("", [])
     with transaction.atomic(), connection.cursor() as cursor:
         if subject_id is not None:
             list(Subject.objects.select_for_update().filter(pk=subject_id).values_list("pk", flat=True))
-        cursor.execute(f"UPDATE {comment} SET like_count = {count} WHERE {where}{comment}.like_count <> {count}", params)
-        return cursor.rowcount
+        cursor.execute(
+            f"UPDATE {comment} SET like_count = {count} WHERE {where}{comment}.like_count <> {count} RETURNING subject_id",
+            params,
+        )
+        changed = [subject for (subject,) in cursor.fetchall()]
+        for subject in set(changed):
+            comment_services.pages_change(subject)
+        return len(changed)
 
 
 def like_state_rebuild(*, subject_id: int | None = None) -> int | None:
@@ -408,7 +398,7 @@ def like_state_rebuild(*, subject_id: int | None = None) -> int | None:
     pending events are flushed first, counts reconciled, then every liked comment's state is
     built again (comments without likes are left to load on first use). Returns how many
     states were built; None without Redis."""
-    r = state.client()
+    r = state_sync.client()
     if r is None:
         return None
     likes_flush()
@@ -419,6 +409,6 @@ def like_state_rebuild(*, subject_id: int | None = None) -> int | None:
     built = 0
     for comment_id, comment_subject in comments.values_list("pk", "subject_id").iterator(chunk_size=2000):
         live.drop(r, [(comment_id, comment_subject)])
-        state.load(r, comment_id=comment_id, subject_id=comment_subject)
+        state_sync.load(r, comment_id=comment_id, subject_id=comment_subject)
         built += 1
     return built

@@ -8,13 +8,13 @@ from datetime import timedelta
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from comments.ids import MAX_ID
+
 from .actions import ACTIONS
 from .models import SanctionKind, TaskState, WordAction
 from .queries import REASON_KINDS
 
 AGES = {"1h": timedelta(hours=1), "24h": timedelta(hours=24), "7d": timedelta(days=7)}
-# The largest id the product makes (53 bits).
-MAX_ID = 2**53 - 1
 
 
 class QueueFilterForm(forms.Form):

@@ -13,8 +13,7 @@ A. *Ignorable characters removed*: format characters (category Cf: zero-width sp
 B. *NFKC, then* ``str.casefold()``: full-width forms become ASCII (``ＢＡＤ`` -> ``bad``),
    ligatures and compatibility characters expand (``ﬁ`` -> ``fi``, ``①`` -> ``1``), case folds
    (``ß`` -> ``ss``, ``Σ``/``ς`` -> ``σ``). The result is exactly ``unicodedata``'s NFKC, computed
-   without CPython's composition pass where nothing composes (that pass costs ~1 ms on 5,000
-   characters of Chinese).
+   without CPython's composition pass where nothing composes (that pass is slow on CJK text).
 C. *Underscores become spaces*; for a list with multi-word entries (and for entry words) every
    run of whitespace also becomes one space, so ``bad \\n\\n word`` matches ``bad word``.
 D. *Separators between single letters dropped*: a run of 1 to 3 separator characters
@@ -313,8 +312,8 @@ class _Patterns:
 
 
 class _Tables:
-    """The character tables and patterns, built once per process on first use (~100 ms on a
-    slow machine; importing the module costs nothing)."""
+    """The character tables and patterns, built once per process on first use (importing the
+    module builds nothing)."""
 
     def __init__(self) -> None:
         chars = _categorized_chars()
@@ -393,8 +392,8 @@ def _tables() -> _Tables:
 def _clean(s: str, p: _Patterns) -> tuple[str, str]:
     """Steps A and B but case folding: the text without ignorable characters, then its NFKC.
 
-    CPython's NFKC is slow when the text is not NFKC already (its composition pass costs ~200 ns
-    a character in CJK or Thai text, 1 ms for 5,000 characters), which a Chinese comment with
+    CPython's NFKC is slow when the text is not NFKC already (its composition pass walks every
+    character of CJK or Thai text in Python-visible time), which a Chinese comment with
     full-width punctuation never is. So the compatibility characters found are replaced by their
     NFKC form, which keeps the text's NFKD, hence its NFKC: if the result passes the quick check,
     it is the text's NFKC. Otherwise NFKD then NFC, which is NFKC by definition and quick when

@@ -1,26 +1,13 @@
 import os
 
 import pytest
-import redis
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from comments import services
+from comments.redislink import connect
 
 from .factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
-
-
-@pytest.fixture(autouse=True)
-def _no_rate_limits(settings):
-    """Tests post fast; the rate-limit tests turn limits back on explicitly."""
-    settings.RATE_LIMITS = {}
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    """Factories give every user a password; the production hasher's deliberate slowness
-    (hundreds of milliseconds each) would dominate the suite's time."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(autouse=True)
@@ -39,14 +26,6 @@ def _clear_cache():
     pagecache.reset()
 
 
-@pytest.fixture(autouse=True)
-def _page_cache_on(settings):
-    """Every test reads through the shared page cache, in both modes (the embedded default
-    turns it off, its local-memory cache being one per process; a test is one process), so
-    every read-after-write of the suite checks that the write reached the cached pages."""
-    settings.COMMENTS_PAGE_CACHE_TTL = 300
-
-
 def _test_redis_url() -> str:
     return os.environ.get("TEST_REDIS_URL") or os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/15"
 
@@ -59,7 +38,7 @@ def redis_url(settings):
     from likes import live
 
     url = _test_redis_url()
-    connection = redis.Redis.from_url(url, decode_responses=True)
+    connection = connect(url, decode_responses=True)
     connection.flushdb()
     settings.LIKES_REDIS_URL = url
     live.reset()
@@ -70,7 +49,7 @@ def redis_url(settings):
 
 @pytest.fixture
 def raw_redis(redis_url):
-    return redis.Redis.from_url(redis_url, decode_responses=True)
+    return connect(redis_url, decode_responses=True)
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """The API's JSON renderer: DRF's, encoding with orjson.
 
 A list page is dozens of nested comment objects. DRF's renderer (the standard library's
-``json``, calling back into Python for every datetime) took 0.21 ms of CPU for a stacked page
-of 20 and 2.28 ms for a two-level page of 100 with 281 replies; orjson takes 0.04 and 0.62.
+``json``, calling back into Python for every datetime) took several times the CPU orjson takes
+for the same page.
 The bytes are the ones DRF writes with its defaults (``comments.encoding``, which the page cache
 uses too). Pretty-printing (``; indent=``) is left to DRF.
 """

@@ -172,9 +172,5 @@ class ErrorOut(serializers.Serializer):
     error = ErrorDetailOut()
 
 
-class HealthOut(serializers.Serializer):
-    database = serializers.CharField()
-    cache = serializers.CharField()
-    broker = serializers.CharField()
 
 

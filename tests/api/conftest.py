@@ -132,8 +132,10 @@ def set_likes(comment_or_id, n: int) -> None:
 
 
 def set_pinned(comment_or_id, pinned: bool = True) -> None:
-    pk = getattr(comment_or_id, "pk", comment_or_id)
-    Comment.objects.filter(pk=pk).update(pinned=pinned)
+    """Pin through the service, which keeps the per-subject limit and tells the cached pages."""
+    from comments.services import comment_set_flags
+
+    comment_set_flags(comment_id=getattr(comment_or_id, "pk", comment_or_id), pinned=pinned)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import redis
+import redis.cluster
 
 from comments.models import Comment
 from comments.services import comment_set_status
@@ -180,6 +181,14 @@ class RoundTrips:
 
         monkeypatch.setattr(redis.client.Pipeline, "execute", execute)
         monkeypatch.setattr(redis.Redis, "execute_command", command)
+        # A cluster client sends on its nodes' connections itself, not through their clients.
+        original_cluster_command = redis.cluster.RedisCluster.execute_command
+
+        def cluster_command(client, *args, **kwargs):
+            counter.count += 1
+            return original_cluster_command(client, *args, **kwargs)
+
+        monkeypatch.setattr(redis.cluster.RedisCluster, "execute_command", cluster_command)
 
 
 @pytest.mark.parametrize("limit", [20, 100])
@@ -292,7 +301,7 @@ def test_likers_of_a_friends_only_comment_are_shown_to_its_author_and_friends_on
 
 
 def test_a_state_rebuilt_in_many_chunks_holds_every_liker_at_their_time(subject, client_for, api, redis_url, raw_redis, monkeypatch):
-    from likes import state
+    from likes import state_sync
 
     comment = CommentFactory(subject=subject)
     fans = [UserFactory() for _ in range(7)]
@@ -301,8 +310,8 @@ def test_a_state_rebuilt_in_many_chunks_holds_every_liker_at_their_time(subject,
     client_for(fans[3]).delete(like_url(comment))  # an unlike among them
     likes_flush()
     live_items = api.get(f"{API}/comments/{comment.id}/likers").json()["items"]
-    monkeypatch.setattr(state, "CHUNK", 3)  # three database chunks ...
-    monkeypatch.setattr(state, "ZADD_PAIRS", 2)  # ... of two ZADDs each
+    monkeypatch.setattr(state_sync, "CHUNK", 3)  # three database chunks ...
+    monkeypatch.setattr(state_sync, "ZADD_PAIRS", 2)  # ... of two ZADDs each
     raw_redis.flushdb()
     rebuilt = api.get(f"{API}/comments/{comment.id}/likers").json()["items"]
     assert rebuilt == live_items

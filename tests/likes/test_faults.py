@@ -19,7 +19,7 @@ from django.db import connection, connections
 from comments.models import Comment
 from comments.exceptions import NotFound
 from comments.services import comment_set_status, token_issue
-from likes import keys, live, state
+from likes import keys, live, state_sync
 from likes import queries as likes_queries
 from likes.models import Like, StaleLikeState
 from likes.services import like_set, likes_flush
@@ -116,17 +116,17 @@ def cold_comment_with_likes(raw_redis, likes: int):
 
 
 def test_concurrent_first_touches_of_a_cold_comment_load_it_once(redis_url, raw_redis, monkeypatch):
-    monkeypatch.setattr(state, "SMALL_STATE", 10)  # 30 likers: the careful road, under the lock
+    monkeypatch.setattr(state_sync, "SMALL_STATE", 10)  # 30 likers: the careful road, under the lock
     comment = cold_comment_with_likes(raw_redis, 30)
     builds = []
-    real_build = state._build
+    real_build = state_sync._build
 
     def counting_build(*args, **kwargs):
         builds.append(1)
         time.sleep(0.05)  # keep the others waiting on the lock
         return real_build(*args, **kwargs)
 
-    monkeypatch.setattr(state, "_build", counting_build)
+    monkeypatch.setattr(state_sync, "_build", counting_build)
     late = [UserFactory() for _ in range(8)]
 
     in_threads(8, lambda i: like_set(comment_id=comment.pk, user=late[i], liked=True))
@@ -142,10 +142,10 @@ def test_concurrent_first_touches_of_a_small_cold_comment_create_its_state_witho
     redis_url, raw_redis, monkeypatch, place_known
 ):
     comment = cold_comment_with_likes(raw_redis, 30)
-    if not place_known:  # the rows are read before Redis is asked (state.READ_MAX_AGE)
+    if not place_known:  # the rows are read before Redis is asked (state_sync.READ_MAX_AGE)
         monkeypatch.setattr(likes_queries, "_places", {})
     builds = []
-    monkeypatch.setattr(state, "_build", lambda *a, **k: builds.append(1))
+    monkeypatch.setattr(state_sync, "_build", lambda *a, **k: builds.append(1))
     late = [UserFactory() for _ in range(8)]
 
     in_threads(8, lambda i: like_set(comment_id=comment.pk, user=late[i], liked=True))
@@ -162,7 +162,7 @@ def test_a_cold_comment_nobody_likes_loads_with_one_statement(redis_url, raw_red
     comment = CommentFactory()
     raw_redis.flushdb()
     with django_assert_num_queries(1):
-        state.load(state.client(), comment_id=comment.pk, subject_id=comment.subject_id)
+        state_sync.load(state_sync.client(), comment_id=comment.pk, subject_id=comment.subject_id)
     assert live_count(comment) == 0
     assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True) == (1, True)
 
@@ -178,8 +178,8 @@ def test_a_cold_comment_with_an_action_waiting_in_the_stream_takes_the_careful_r
     if not place_known:  # the rows, read first, lack the waiting actions
         monkeypatch.setattr(likes_queries, "_places", {})
     builds = []
-    real_build = state._build
-    monkeypatch.setattr(state, "_build", lambda *a, **k: builds.append(1) or real_build(*a, **k))
+    real_build = state_sync._build
+    monkeypatch.setattr(state_sync, "_build", lambda *a, **k: builds.append(1) or real_build(*a, **k))
     like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
     assert builds == [1]
     assert live_count(comment) == 4
@@ -242,7 +242,7 @@ def test_rows_read_before_a_flush_wrote_to_them_do_not_make_the_state(redis_url,
         raw_redis.delete(keys.likers(comment.subject_id, comment.pk))
     else:
         monkeypatch.setattr(likes_queries, "_places", {})
-    real_read = state.read_rows
+    real_read = state_sync.read_rows
     meddled = []
 
     def read_then_meddle(comment_id):
@@ -255,7 +255,7 @@ def test_rows_read_before_a_flush_wrote_to_them_do_not_make_the_state(redis_url,
             likes_flush()
         return rows
 
-    monkeypatch.setattr(state, "read_rows", read_then_meddle)
+    monkeypatch.setattr(state_sync, "read_rows", read_then_meddle)
     assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True)[0] == (2 if place_known else 3)
     likes_flush()
     assert stored(comment)[0] == live_count(comment) == (2 if place_known else 3)
@@ -312,7 +312,7 @@ def test_a_signed_in_reader_who_liked_nothing_causes_no_load(redis_url, raw_redi
     likes_flush()
     raw_redis.flushdb()
     loads = []
-    monkeypatch.setattr(state, "_build", lambda *a, **k: loads.append(1))
+    monkeypatch.setattr(state_sync, "_build", lambda *a, **k: loads.append(1))
 
     items = bearer(UserFactory()).get(f"{API}/subjects/{subject.id}/comments").json()["items"]
 
@@ -326,7 +326,7 @@ def test_a_new_comment_starts_with_its_empty_state_loaded(redis_url, raw_redis, 
     with django_capture_on_commit_callbacks(execute=True):
         comment = CommentFactory(subject=subject)
     assert raw_redis.zcard(keys.likers(subject.id, comment.id)) == 1  # the sentinel alone
-    monkeypatch.setattr(state, "_build", lambda *a, **k: pytest.fail("a new comment needed a load"))
+    monkeypatch.setattr(state_sync, "_build", lambda *a, **k: pytest.fail("a new comment needed a load"))
     assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True) == (1, True)
 
 

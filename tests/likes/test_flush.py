@@ -7,7 +7,7 @@ import pytest
 from django.test import override_settings
 
 from comments.models import Comment
-from likes import keys, live, state
+from likes import keys, live, state_sync
 from likes.models import Like
 from likes.services import LikeAction, like_actions_apply, like_counts_reconcile, like_set, likes_flush
 
@@ -100,7 +100,7 @@ def test_a_repeated_like_keeps_its_first_time(subject, db):
     first = live.now_ms() - 3_600_000
     like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=True, at_ms=first, version=1)])
     like_actions_apply([LikeAction(comment_id=comment.pk, user_id=user.pk, liked=True, at_ms=live.now_ms(), version=2)])
-    assert Like.objects.get(comment_id=comment.pk).created_at == state.from_ms(first)
+    assert Like.objects.get(comment_id=comment.pk).created_at == state_sync.from_ms(first)
 
 
 def test_actions_on_comments_or_users_that_are_gone_are_dropped_without_failing_the_batch(subject, db):

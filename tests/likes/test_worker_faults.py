@@ -5,8 +5,8 @@ acknowledged. The next worker must leave the database exact: no like lost, none 
 Each worker is a subprocess in a session of its own (``celery -A config worker -B --pool
 solo -Q likes``) on the test database, the suite's Redis for like state and a Redis database
 of its own as broker (``TEST_CELERY_BROKER_URL``, else db 13 of the suite's Redis), emptied
-before and after each test. The flush's fault hook (``likes.services._pause_point``) holds the
-worker at the chosen point until the test has SIGKILLed its whole process group.
+before and after each test. A worker to be killed runs through ``tests/likes/paused_worker.py``,
+which stops its flush at the chosen point until the test has SIGKILLed its whole process group.
 """
 
 from __future__ import annotations
@@ -137,8 +137,6 @@ def worker(tmp_path, redis_url, broker_url):
     def start(*, pause_at: str | None = None, pause_file: Path | None = None, env: dict | None = None) -> Worker:
         name = f"likes-faults-{uuid.uuid4().hex[:10]}"
         environment = dict(os.environ)
-        environment.pop("LIKES_FLUSH_PAUSE_FILE", None)
-        environment.pop("LIKES_FLUSH_PAUSE_AT", None)
         environment.update(
             DJANGO_SETTINGS_MODULE="config.settings",
             DATABASE_URL=database_url,
@@ -150,14 +148,12 @@ def worker(tmp_path, redis_url, broker_url):
             LIKES_RECLAIM_IDLE="1",
             PYTHONUNBUFFERED="1",
         )
-        if pause_file is not None:
-            environment["LIKES_FLUSH_PAUSE_FILE"] = str(pause_file)
-            environment["LIKES_FLUSH_PAUSE_AT"] = pause_at or "inside"
         environment.update(env or {})
         log_path = tmp_path / f"{name}.log"
         log_file = open(log_path, "wb")
+        program = ["celery"] if pause_file is None else ["tests.likes.paused_worker", str(pause_file), pause_at or "inside"]
         command = [
-            sys.executable, "-m", "celery", "-A", "config", "worker", "-B", "--pool", "solo", "-Q", "likes",
+            sys.executable, "-m", *program, "-A", "config", "worker", "-B", "--pool", "solo", "-Q", "likes",
             "--without-mingle", "--without-gossip", "--loglevel", "info", "-s", str(tmp_path / f"{name}-beat-schedule"), "-n", f"{name}@%h",
         ]
         try:

@@ -14,15 +14,16 @@ integer milliseconds since the epoch, stored as ``timestamptz``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 from django.db import connection
+
+from comments.rowsql import UNIX_EPOCH
 
 # (name, kind) of each column of a row set.
 Columns = Sequence[tuple[str, str]]
 
 _SQLITE_MAX_PARAMS = 30_000
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def _array_literal(kind: str, column: Sequence) -> str:
@@ -65,4 +66,4 @@ def sources(columns: Columns, rows: Sequence[tuple]) -> Iterator[tuple[str, list
 
 
 def _moment(ms: int) -> str:
-    return connection.ops.adapt_datetimefield_value(_EPOCH + timedelta(milliseconds=ms))
+    return connection.ops.adapt_datetimefield_value(UNIX_EPOCH + timedelta(milliseconds=ms))

@@ -1,0 +1,17 @@
+-- Shared by the scripts that create a comment's state from rows read by the caller (needs
+-- clock.lua). may_create: no action of the comment waits in the stream, and the flush wrote
+-- none to the rows after ``since`` (Redis ms): then the rows read after ``since`` are the whole
+-- truth, because no action can be appended while the state is missing.
+local function may_create(pending, written, comment, since)
+  if redis.call('HEXISTS', pending, comment) == 1 then return false end
+  local at = redis.call('ZSCORE', written, comment)
+  return not (at and tonumber(at) >= since)
+end
+-- The sentinel with its flag, then the likers: ARGV from ``first`` on, as score, member pairs.
+local function create(likers, flag, ttl, first)
+  redis.call('ZADD', likers, flag, '0')
+  for i = first, #ARGV, 2000 do
+    redis.call('ZADD', likers, unpack(ARGV, i, math.min(i + 1999, #ARGV)))
+  end
+  redis.call('EXPIRE', likers, ttl)
+end

@@ -1,0 +1,26 @@
+"""The like state's Lua scripts live in ``likes/lua/``, one file each, and every file there is
+used: as a script of ``likes.live`` or as functions a script includes. Each one compiles in the
+suite's real Redis to the SHA the module calls it by."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from likes import live
+
+LUA_DIR = Path(live.__file__).resolve().parent / "lua"
+SCRIPTS = {name: value for name, value in vars(live).items() if isinstance(value, live.Script)}
+
+
+def test_every_lua_file_is_a_script_or_included_by_one():
+    files = {path.stem: path.read_text() for path in LUA_DIR.glob("*.lua")}
+    used = {stem for stem, text in files.items() if any(text in script.source for script in SCRIPTS.values())}
+    assert set(files) == used
+    assert {name.lower() for name in SCRIPTS} <= set(files)
+
+
+def test_every_script_compiles_in_redis_to_the_sha_it_is_called_by(raw_redis):
+    raw_redis.script_flush()
+    for name, script in SCRIPTS.items():
+        assert raw_redis.script_load(script.source) == script.sha, name
+    assert all(raw_redis.script_exists(*(s.sha for s in SCRIPTS.values())))

@@ -1,0 +1,27 @@
+"""The test suite's settings: the application's own (``config.settings``, from the same
+environment, so the suite runs on PostgreSQL + Redis or on the embedded default as the
+environment says) with what tests need to differ."""
+
+import os
+
+# A fixed key, so the suite needs no kept key file and writes nothing under var/. Set before the
+# settings read it; processes the tests start inherit it.
+os.environ.setdefault("DJANGO_SECRET_KEY", "test-secret-key")
+
+from config.settings import *  # noqa: E402,F401,F403
+
+# Tests post fast; the rate-limit tests turn limits on explicitly.
+RATE_LIMITS: dict = {}
+
+# Factories give every user a password; the production hasher's deliberate slowness (hundreds of
+# milliseconds each) would dominate the suite's time.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Every test reads through the shared page cache, in both modes (the embedded default turns it
+# off, its local-memory cache being one per process; a test is one process), so every
+# read-after-write of the suite checks that the write reached the cached pages.
+COMMENTS_PAGE_CACHE_TTL = 300
+
+# Static files come from the finders (WHITENOISE_USE_FINDERS); nothing is collected, so there is
+# no folder of collected files to make or to warn about.
+STATIC_ROOT = None
