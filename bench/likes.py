@@ -759,13 +759,13 @@ class LikesBench:
         from likes import keys, live
 
         self.admin.script_load(live.LIKE.source)
-        events = keys.events(sid)
+        subject_keys = [keys.events(sid), keys.pending(sid), keys.written(sid), keys.subject_open(sid)]
         started = time.perf_counter()
         for start in range(0, len(pairs), chunk):
             pipe = self.admin.pipeline(transaction=False)
             pipe.zadd(keys.DIRTY_SUBJECTS, {str(sid): live.now_ms()})
             for c, u in pairs[start : start + chunk]:
-                live.LIKE.queue(pipe, [keys.likers(sid, c), events], [u, int(liked), c, 1])
+                live.LIKE.queue(pipe, [keys.likers(sid, c), *subject_keys], [u, int(liked), c, 1, 0])
             results = pipe.execute()
             if any(reply[0] < 0 for reply in results[1:]):
                 raise RuntimeError("the like script found a comment state not loaded")

@@ -2,12 +2,14 @@
 subject and the author; filters by status, flags and site; search by text, author and id.
 Status changes go through the service, so counters stay right."""
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.db import models
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from . import services
+from . import origins, services
 from .models import ApiToken, Comment, CommentContent, ExternalIdentity, Follow, Site, Status, Subject, User
 
 
@@ -32,8 +34,43 @@ class UserAdmin(BaseUserAdmin):
     search_fields = ("username", "display_name", "email")
 
 
+class OriginListField(forms.Field):
+    """``Site.allowed_origins`` as text, one origin per line; each line checked (and written as a
+    browser sends it) by ``origins.parse_origin``, and every bad line named in the errors."""
+
+    widget = forms.Textarea(attrs={"rows": 4, "cols": 60, "placeholder": origins.EXAMPLE})
+    default_help_text = (
+        "One origin per line: scheme://host[:port] of each page allowed to embed the widget, "
+        f"e.g. {origins.EXAMPLE} or http://localhost:8001 (no path)."
+    )
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("help_text", self.default_help_text)
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value):
+        if isinstance(value, list):
+            return "\n".join(str(origin) for origin in value)
+        return value
+
+    def to_python(self, value) -> list[str]:
+        found, errors = origins.parse_origins((value or "").splitlines())
+        if errors:
+            raise forms.ValidationError(errors)
+        return found
+
+
+class SiteAdminForm(forms.ModelForm):
+    allowed_origins = OriginListField(required=False, label="Allowed origins")
+
+    class Meta:
+        model = Site
+        fields = "__all__"
+
+
 @admin.register(Site)
 class SiteAdmin(admin.ModelAdmin):
+    form = SiteAdminForm
     list_display = ("key", "name", "default_mode", "moderation", "report_threshold", "created_at")
     list_filter = ("default_mode", "moderation")
     search_fields = ("key", "name")
@@ -48,6 +85,15 @@ class SubjectAdmin(admin.ModelAdmin):
     readonly_fields = ("comment_count", "root_count", "floor_seq", "created_at")
     list_select_related = ("site",)
     actions = ["reconcile"]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}  # Django 6's default, now
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        # A change of what readers see goes through the service too: the subject's cached pages
+        # go, and a closing reaches the likes answered from Redis.
+        changed = {name: getattr(obj, name) for name in ("mode", "state", "title") if name in form.changed_data}
+        if change and changed:
+            services.subject_update(subject=obj, actor=request.user, **changed)
 
     @admin.action(description="Recompute counters")
     def reconcile(self, request, queryset):

@@ -113,3 +113,4 @@ def liked_sql(user_id: int | None) -> tuple[str, list] | None:
 comment_posted = django.dispatch.Signal()  # comment_id, subject_id, status, visibility, reasons
 comment_edited = django.dispatch.Signal()  # comment_id, subject_id, status, reasons
 comment_status_changed = django.dispatch.Signal()  # comment_id, subject_id, from_status, to_status, visibility, actor_id
+subject_state_changed = django.dispatch.Signal()  # subject_id, state (open or closed)

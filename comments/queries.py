@@ -15,7 +15,7 @@ from typing import Iterable
 from django.conf import settings
 from django.core import signing
 from django.db import connection
-from django.db.models import TextField
+from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 
 from . import encoding, hooks, pagecache, paths, rowsql
@@ -70,13 +70,14 @@ def _authenticated(user) -> User | None:
     return user if user is not None and getattr(user, "is_authenticated", False) else None
 
 
-def is_site_moderator(user, site: Site) -> bool:
+def is_site_moderator(user, site: Site | int) -> bool:
+    """Whether ``user`` moderates the site (``site``: the row or its id); staff moderate all."""
     user = _authenticated(user)
     if user is None:
         return False
     if user.is_staff:
         return True
-    return site.moderators.filter(pk=user.pk).exists()
+    return Site.moderators.through.objects.filter(site_id=getattr(site, "pk", site), user_id=user.pk).exists()
 
 
 def viewer_for(user, site: Site) -> Viewer:
@@ -314,12 +315,14 @@ class CommentRef:
     subject_id: int
     site_id: int
     status: str
+    subject_state: str
 
 
-def _comment_row(comment_id: int) -> tuple[int, int, str, str]:
-    """``(subject_id, site_id, status, visibility)`` of a comment; ``NotFound`` if unknown."""
+def _comment_row(comment_id: int) -> tuple[int, int, str, str, str]:
+    """``(subject_id, site_id, status, visibility, subject state)`` of a comment; ``NotFound``
+    if unknown."""
     row = rowsql.fetch_one(
-        f"SELECT c.subject_id, s.site_id, c.status, c.visibility "
+        f"SELECT c.subject_id, s.site_id, c.status, c.visibility, s.state "
         f"FROM {connection.ops.quote_name(Comment._meta.db_table)} c "
         f"JOIN {connection.ops.quote_name(Subject._meta.db_table)} s ON s.id = c.subject_id WHERE c.id = %s",
         [comment_id],
@@ -332,7 +335,7 @@ def _comment_row(comment_id: int) -> tuple[int, int, str, str]:
 def comment_place(comment_id: int) -> tuple[int, int]:
     """``(subject_id, site_id)`` of a comment, whoever may see it (facts that never change, so
     callers may keep them); ``NotFound`` for an unknown id."""
-    subject_id, site_id, _, _ = _comment_row(comment_id)
+    subject_id, site_id, *_ = _comment_row(comment_id)
     return subject_id, site_id
 
 
@@ -340,11 +343,11 @@ def comment_ref_for_viewer(comment_id: int, user) -> CommentRef:
     """A comment ``user`` may see, for acting on it: a published public comment is visible to
     everyone, so one narrow primary-key read settles it; anything else takes the full check
     of ``comment_for_viewer``. ``NotFound`` otherwise."""
-    subject_id, site_id, status, visibility = _comment_row(comment_id)
+    subject_id, site_id, status, visibility, subject_state = _comment_row(comment_id)
     if status != Status.PUBLISHED or visibility != Visibility.PUBLIC:
         comment, _ = comment_for_viewer(comment_id, user)
         status = comment.status
-    return CommentRef(comment_id, subject_id, site_id, status)
+    return CommentRef(comment_id, subject_id, site_id, status, subject_state)
 
 
 def comment_floors(comment_ids: Iterable[int]) -> dict[int, int]:
@@ -585,9 +588,21 @@ def _keyset_after(position: dict | None, kind=int):
     if position is None:
         return None
     after = position.get("k")
-    if not isinstance(after, kind):
+    if not isinstance(after, kind) or isinstance(after, bool):
         raise InvalidInput("Malformed cursor.", fields={"cursor": ["Malformed cursor."]})
     return after
+
+
+def page_by_id(rows: QuerySet, *, scope: str, cursor: str | None, limit: int, newest_first: bool = False) -> Page:
+    """A page of ``rows`` (any model's queryset) in primary key order, oldest first unless
+    ``newest_first``: ``limit`` model instances as ``items``, and the cursor of the next page
+    (None on the last), scoped like every list's. One query whatever the page."""
+    after = _keyset_after(decode_cursor(cursor, scope))
+    if after is not None:
+        rows = rows.filter(pk__lt=after) if newest_first else rows.filter(pk__gt=after)
+    found = list(rows.order_by("-pk" if newest_first else "pk")[: limit + 1])
+    page = found[:limit]
+    return Page(items=page, next_cursor=encode_cursor(scope, {"k": page[-1].pk}) if len(found) > limit else None)
 
 
 # --- the three modes ------------------------------------------------------------------------

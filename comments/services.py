@@ -63,6 +63,21 @@ def check_body(body: object) -> str:
     return body
 
 
+def check_subject_open(*, subject_state: str, site_id: int, user, is_moderator: bool | None = None) -> None:
+    """Refuse ``user``'s write in a closed subject (``SubjectClosed``) unless they moderate its
+    site: a closed discussion is read-only for everyone else. Every write a reader makes in a
+    subject asks this (a comment or reply, a like or unlike, an edit, a report); an author may
+    still delete their own comment, which takes words back rather than adding to the
+    discussion. ``is_moderator``: the user's role when the caller knows it; else it is read,
+    and only for a closed subject."""
+    if subject_state != SubjectState.CLOSED:
+        return
+    if is_moderator is None:
+        is_moderator = is_site_moderator(user, site_id)
+    if not is_moderator:
+        raise SubjectClosed()
+
+
 def _resolve_mentions(body: str) -> list[dict]:
     names = parse_mentions(body, settings.COMMENTS_MAX_MENTIONS)
     if not names:
@@ -295,11 +310,10 @@ def comment_create(
     body = check_body(body)
     if visibility not in Visibility.values:
         raise InvalidInput("Unknown visibility.", fields={"visibility": [f"Must be one of {Visibility.values}."]})
-    if subject.state != SubjectState.OPEN:
-        raise SubjectClosed()
     site = subject.site
     if viewer is None:
         viewer = viewer_for(author, site)
+    check_subject_open(subject_state=subject.state, site_id=site.pk, user=author, is_moderator=viewer.is_moderator)
     parent = None
     if reply_to_id is not None:
         parent = (
@@ -451,6 +465,7 @@ def comment_edit(*, comment: Comment, editor: User, body: object) -> Comment:
     subject = comment.subject
     site = subject.site
     viewer = viewer_for(editor, site)
+    check_subject_open(subject_state=subject.state, site_id=site.pk, user=editor, is_moderator=viewer.is_moderator)
     check = hooks.ContentCheck(
         site=site, subject=subject, author=editor, body=body, is_moderator=viewer.is_moderator, comment=comment
     )
@@ -585,6 +600,10 @@ def subject_update(*, subject: Subject, actor: User, mode: str | None = None, st
         for name, value in changes.items():
             setattr(subject, name, value)
         pages_change(subject.pk)
+    if state is not None:
+        transaction.on_commit(
+            lambda: hooks.subject_state_changed.send(sender=Subject, subject_id=subject.pk, state=subject.state)
+        )
     return subject
 
 

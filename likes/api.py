@@ -39,13 +39,13 @@ class LikeView(ApiView):
         count, liked = services.like_set(comment_id=comment_id, user=request.user, liked=liked)
         return Response({"liked": liked, "like_count": count})
 
-    @extend_schema(request=None, responses={200: LikeOut, **error_responses(401, 404)}, summary="Like a comment (idempotent)")
+    @extend_schema(request=None, responses={200: LikeOut, **error_responses(401, 403, 404)}, summary="Like a comment (idempotent)")
     def put(self, request, comment_id: int):
         """Like a comment, answered at once with its new count (from Redis; the like reaches the
         database within seconds). Liking it again changes nothing."""
         return self._set(request, comment_id, True)
 
-    @extend_schema(request=None, responses={200: LikeOut, **error_responses(401, 404)}, summary="Unlike a comment (idempotent)")
+    @extend_schema(request=None, responses={200: LikeOut, **error_responses(401, 403, 404)}, summary="Unlike a comment (idempotent)")
     def delete(self, request, comment_id: int):
         """Take a like back, answered at once with the comment's new count. Unliking again changes
         nothing."""

@@ -47,3 +47,11 @@ def written(subject_id: int) -> str:
     """Sorted set: comment id -> when (Redis clock, ms) the flush last wrote its actions to the
     rows, for the last ``live.WRITTEN_WINDOW_MS``: rows read before that moment may miss them."""
     return f"{_tag(subject_id)}:written"
+
+
+def subject_open(subject_id: int) -> str:
+    """String: "1" while a like lately read the subject open (``live.SUBJECT_OPEN_SECONDS``),
+    "0" for as long after it was closed; absent: the like script asks for the database's check.
+    Only "1" lets a like through without that check, so a mark lost or run out costs a query,
+    never a like in a closed subject."""
+    return f"{_tag(subject_id)}:open"

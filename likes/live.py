@@ -55,9 +55,15 @@ def sentinel_score(*, status: str, visibility: str) -> int:
     from comments.models import Status, Visibility
 
     return OPEN if status == Status.PUBLISHED and visibility == Visibility.PUBLIC else CHECK
-# Redis unreachable, or (a cluster) a slot without a reachable master for longer than the
-# client's retries: the database answers alone for a while.
-ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ClusterError)
+# What makes a process use the database alone for a while: Redis not answering, (a cluster)
+# a slot without a reachable master for longer than the client's retries, or Redis refusing
+# writes because it is full (a like-state Redis runs with maxmemory-policy noeviction, since
+# evicting a stream or the flush's bookkeeping would lose likes or miscount them;
+# docs/production.md).
+ERRORS = (
+    redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ClusterError,
+    redis.exceptions.OutOfMemoryError,
+)
 
 _lock = threading.Lock()
 _client: redis.Redis | RedisCluster | None = None
@@ -126,9 +132,15 @@ def reset() -> None:
 # read is used for that only while it is younger than ``READ_MAX_AGE`` (state_sync.py), far within.
 WRITTEN_WINDOW_MS = 60_000
 
+# How long a like that read the subject open lets the likes after it through without asking
+# the database whether it is still open (``keys.subject_open``), and how long a closing stops
+# such a like from saying so again. A closing that could not reach Redis takes effect in the
+# database at once and here within this time.
+SUBJECT_OPEN_SECONDS = 60
+
 _LUA_DIR = Path(__file__).resolve().parent / "lua"
 # Constants the scripts share with this module, declared before every script.
-_LUA_CONSTANTS = f"local WRITTEN_WINDOW_MS = {WRITTEN_WINDOW_MS}\n"
+_LUA_CONSTANTS = f"local WRITTEN_WINDOW_MS = {WRITTEN_WINDOW_MS}\nlocal SUBJECT_OPEN_SECONDS = {SUBJECT_OPEN_SECONDS}\n"
 
 
 class Script:
@@ -257,20 +269,25 @@ class Creation:
 
 
 def like(r: redis.Redis, *, subject_id: int, comment_id: int, user_id: int, liked: bool, checked: bool,
-         create: Creation | None = None):
-    """Apply one action; ``(count, liked)``; ``NEEDS_CHECK`` when the comment is not OPEN and
-    ``checked`` is false. When the comment's state is missing, ``create`` makes it first if
-    the rows it was read from cannot be behind; else the answer is ``Cold`` (read the rows and
-    call again) or ``LOAD_CAREFULLY`` (actions wait in the stream, or were written to the rows
-    after ``create`` was read: ``state_sync.load``).
+         subject_open: bool = False, create: Creation | None = None):
+    """Apply one action; ``(count, liked)``; ``NEEDS_CHECK`` when ``checked`` is false and the
+    comment is not OPEN or its subject is not marked open (``subject_open``: the caller read
+    the subject open just now, which marks it so unless it was just closed). When the
+    comment's state is missing, ``create`` makes it first if the rows it was read from cannot
+    be behind; else the answer is ``Cold`` (read the rows and call again) or
+    ``LOAD_CAREFULLY`` (actions wait in the stream, or were written to the rows after
+    ``create`` was read: ``state_sync.load``).
 
     An appended action always belongs to a registered subject: the subject is registered
     before the action is appended, in the same round trip, unless this process registered it
     less than ``REGISTER_EVERY`` seconds ago. An action that finds its stream otherwise empty
     registers the subject again at once: Redis may have lost the registration with the
     stream (a restart, ``FLUSHALL``) since this process made it."""
-    keys_ = [keys.likers(subject_id, comment_id), keys.events(subject_id), keys.pending(subject_id), keys.written(subject_id)]
-    args = [user_id, int(liked), comment_id, int(checked)]
+    keys_ = [
+        keys.likers(subject_id, comment_id), keys.events(subject_id), keys.pending(subject_id), keys.written(subject_id),
+        keys.subject_open(subject_id),
+    ]
+    args = [user_id, int(liked), comment_id, int(checked), int(subject_open)]
     if create is not None:
         since = "" if create.since is None else create.since
         args += [create.flag, since, settings.LIKES_STATE_TTL, *create.flat_likers]
@@ -306,6 +323,15 @@ def mark_empty(r: redis.Redis, comments: list[tuple[int, int, int]]) -> None:
         pipe.zadd(key, {SENTINEL: flag})
         pipe.expire(key, settings.LIKES_STATE_TTL)
     pipe.execute()
+
+
+def mark_subject(r: redis.Redis, *, subject_id: int, open: bool) -> None:
+    """A subject was opened (its mark goes: the next like asks the database, and marks it) or
+    closed (marked closed, so that a like that read it open before cannot mark it open)."""
+    if open:
+        r.delete(keys.subject_open(subject_id))
+    else:
+        r.set(keys.subject_open(subject_id), "0", ex=SUBJECT_OPEN_SECONDS)
 
 
 def reflag(r: redis.Redis, *, comment_id: int, subject_id: int, flag: int) -> None:

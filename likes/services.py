@@ -22,7 +22,7 @@ from comments import hooks
 from comments import services as comment_services
 from comments import queries as comment_queries
 from comments.exceptions import NotFound
-from comments.models import GONE_STATUSES, Comment, Subject, User
+from comments.models import GONE_STATUSES, Comment, Subject, SubjectState, User
 
 from . import bulk_rows, keys, live, queries, state_sync
 from .models import Like, StaleLikeState
@@ -199,23 +199,27 @@ def _add_like_counts(changes: dict[int, int]) -> None:
 
 
 def _likeable(comment_id: int, user: User):
-    """The comment, checked visible to ``user`` and not deleted; ``NotFound`` otherwise."""
+    """The comment, checked visible to ``user``, not deleted, and in a subject open to
+    ``user`` (``NotFound``, ``SubjectClosed`` otherwise)."""
     comment = comment_queries.comment_ref_for_viewer(comment_id, user)
     if comment.status in GONE_STATUSES:
         raise NotFound("Unknown comment.")
+    comment_services.check_subject_open(subject_state=comment.subject_state, site_id=comment.site_id, user=user)
     return comment
 
 
 def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
     """Like or unlike a comment ``user`` may see; idempotent; refused when the user may not
-    take part on the site (a ban). Returns ``(like_count, liked)`` as they are now.
+    take part on the site (a ban) or its subject is closed to them (``check_subject_open``).
+    Returns ``(like_count, liked)`` as they are now.
 
     Redis answers when it can, in one round trip for a published public comment whose state
     is loaded: the state's flag says whether everyone who can read the subject may like it,
-    so the database is asked who may see the comment only for the others. A comment this
-    process has not met is read whole in one statement (where it lives, and its likers in case
-    Redis lacks its state), so a cold comment costs that statement and one round trip. Without
-    Redis the database is checked and written at once."""
+    and the subject's mark that it is open (``keys.subject_open``, left by a like that read it
+    so lately), so the database is asked only about the others. A comment this process has
+    not met is read whole in one statement (where it lives, its subject's state, and its likers
+    in case Redis lacks its state), so a cold comment costs that statement and one round trip.
+    Without Redis the database is checked and written at once."""
     r = state_sync.client()
     rows = None
     place = queries.known_place(comment_id)
@@ -226,17 +230,20 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
     hooks.check_participation(site_id, user.pk)
     checked = None
     creation = rows.creation() if rows is not None else None
+    subject_open = rows is not None and rows.subject_open
     if r is not None:
         try:
             for _ in range(5):
                 result = live.like(
                     r, subject_id=subject_id, comment_id=comment_id, user_id=user.pk, liked=liked,
-                    checked=checked is not None, create=creation,
+                    checked=checked is not None, subject_open=subject_open, create=creation,
                 )
                 if result is live.NEEDS_CHECK:
                     checked = _likeable(comment_id, user)
+                    subject_open = checked.subject_state == SubjectState.OPEN
                 elif isinstance(result, live.Cold):
-                    creation = state_sync.read_rows(comment_id).creation(result.since)
+                    rows = state_sync.read_rows(comment_id)
+                    creation, subject_open = rows.creation(result.since), rows.subject_open
                     if creation is None:  # too many likers to carry
                         state_sync.load(r, comment_id=comment_id, subject_id=subject_id)
                 elif result is live.LOAD_CAREFULLY:
@@ -267,6 +274,19 @@ def like_state_mark_empty(*, comments: list[tuple[int, int, int]]) -> None:
         return
     try:
         live.mark_empty(r, comments)
+    except live.ERRORS as exc:
+        live.mark_down(exc)
+
+
+def like_subject_mark(*, subject_id: int, subject_state: str) -> None:
+    """A subject was opened or closed: tell the like script (``live.mark_subject``). If Redis
+    does not answer, a mark left by a like before the closing runs out within
+    ``live.SUBJECT_OPEN_SECONDS``; the database refuses such likes meanwhile whenever asked."""
+    r = state_sync.client()
+    if r is None:
+        return
+    try:
+        live.mark_subject(r, subject_id=subject_id, open=subject_state == SubjectState.OPEN)
     except live.ERRORS as exc:
         live.mark_down(exc)
 

@@ -16,7 +16,7 @@ from django.db import connection
 
 from comments import rowsql
 from comments.exceptions import NotFound
-from comments.models import Comment, Subject
+from comments.models import Comment, Subject, SubjectState
 from comments.rowsql import aware
 
 from . import keys, live
@@ -62,12 +62,14 @@ def from_ms(value: int) -> datetime:
 @dataclass(frozen=True, slots=True)
 class Rows:
     """What the database says of a comment's like state, read in one statement: where the
-    comment lives, its flag, and its likers as ``[ms, user_id, ...]`` oldest first (None when
-    it has more than ``SMALL_STATE``: those are built by ``load``)."""
+    comment lives, its flag, whether its subject is open, and its likers as
+    ``[ms, user_id, ...]`` oldest first (None when it has more than ``SMALL_STATE``: those are
+    built by ``load``)."""
 
     subject_id: int
     site_id: int
     flag: int
+    subject_open: bool
     flat_likers: list[int] | None
     read_at: float  # time.monotonic() before the read
 
@@ -97,20 +99,21 @@ def read_rows(comment_id: int) -> Rows:
             f"WHERE l.comment_id = c.id AND l.active) END"
         )
     row = rowsql.fetch_one(
-        f"SELECT c.subject_id, s.site_id, c.status, c.visibility, c.like_count{likers_sql} "
+        f"SELECT c.subject_id, s.site_id, c.status, c.visibility, s.state, c.like_count{likers_sql} "
         f"FROM {_COMMENT} c JOIN {_SUBJECT} s ON s.id = c.subject_id WHERE c.id = %s",
         [comment_id],
     )
     if row is None:
         raise NotFound("Unknown comment.")
-    subject_id, site_id, status, visibility, like_count = row[:5]
+    subject_id, site_id, status, visibility, subject_state, like_count = row[:6]
     if like_count > SMALL_STATE:
         flat = None
     elif likers_sql:
-        flat = row[5] or []
+        flat = row[6] or []
     else:
         flat = [value for chunk in _active_likers(comment_id, chunked=False) for value in chunk] if like_count else []
-    return Rows(subject_id, site_id, live.sentinel_score(status=status, visibility=visibility), flat, read_at)
+    flag = live.sentinel_score(status=status, visibility=visibility)
+    return Rows(subject_id, site_id, flag, subject_state == SubjectState.OPEN, flat, read_at)
 
 
 def load(r: redis.Redis, *, comment_id: int, subject_id: int) -> None:

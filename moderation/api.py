@@ -79,11 +79,12 @@ class WordOut(serializers.Serializer):
     inside_words = serializers.BooleanField()
 
 
-class WordListOut(serializers.Serializer):
+class WordPageOut(serializers.Serializer):
     items = WordOut(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
 
 
-class WordParams(serializers.Serializer):
+class WordParams(PageParams):
     site = serializers.CharField(max_length=64, required=False)
 
 
@@ -186,12 +187,13 @@ class CommentActionView(ApiView):
 class WordsView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(parameters=[WordParams], responses={200: WordListOut, **error_responses(401, 403, 404)}, summary="Word list entries")
+    @extend_schema(parameters=[WordParams], responses={200: WordPageOut, **error_responses(400, 401, 403, 404)}, summary="Word list entries, oldest first")
     def get(self, request):
         """The word list that applies to a site (its own entries and every site's), or without
         ``site`` the list of every site (staff)."""
         params = query_params(request, WordParams)
-        return Response({"items": WordOut(queries.word_entries(user=request.user, site_key=params.get("site")), many=True).data})
+        page = queries.word_entries(user=request.user, site_key=params.get("site"), limit=params["limit"], cursor=params.get("cursor"))
+        return Response({"items": WordOut(page.items, many=True).data, "next_cursor": page.next_cursor})
 
     @extend_schema(request=WordIn, responses={201: WordOut, **error_responses(400, 401, 403, 404)}, summary="Add a word (site null: every site, staff only)")
     def post(self, request):

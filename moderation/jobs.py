@@ -4,6 +4,7 @@ comments. Each is idempotent: running it twice leaves what running it once did.
 
 Nothing here unpublishes a comment without a moderator's decision, except a ``block`` word,
 which holds the comment (``pending``) for review; other findings open or join review tasks.
+Neither happens to a comment a moderator acted on since its text last changed.
 """
 
 from __future__ import annotations
@@ -12,14 +13,18 @@ import time
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from comments.exceptions import NotFound
 from comments.ids import id_floor_at
 from comments.models import Comment, CommentContent, Status
+from comments.services import comment_lock
 
 from . import words
 from .models import AuditEntry
+from .queries import moderator_acted_since
 from .services import RECHECK_STREAM, comment_hold, review_task_open
 
 _CHECKED = (Status.PUBLISHED, Status.PENDING, Status.SHADOW)
@@ -36,11 +41,27 @@ def _word_findings(site_id: int, body: str) -> tuple[list[str], bool]:
 
 
 def _act_on(comment_id: int, site_id: int, reasons: list[str], blocked: bool, why: str) -> None:
+    """Open (or join) the comment's review task with what a check found, holding the comment
+    first for a ``block`` word; nothing when a moderator acted on the comment since its text
+    last changed: their decision stands until the text changes.
+
+    Lock, then check: the comment was read before the check ran, and a moderator may have
+    decided on it since; their action locks the comment too, so on the locked row it is either
+    done or not begun."""
     if not reasons:
         return
-    if blocked:
-        comment_hold(comment_id=comment_id, site_id=site_id, why=why)
-    review_task_open(comment_id=comment_id, reasons=reasons)
+    with transaction.atomic():
+        try:
+            comment = comment_lock(comment_id)
+        except NotFound:
+            return
+        if comment.status not in _CHECKED or moderator_acted_since(
+            comment_id=comment_id, since=comment.edited_at or comment.created_at
+        ):
+            return
+        if blocked:
+            comment_hold(comment_id=comment_id, site_id=site_id, why=why)
+        review_task_open(comment_id=comment_id, reasons=reasons)
 
 
 def comment_recheck(*, comment_id: int) -> list[str]:

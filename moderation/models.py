@@ -139,4 +139,10 @@ class AuditEntry(models.Model):
     class Meta:
         verbose_name_plural = "audit entries"
         db_table = "moderation_audit"
-        indexes = [models.Index(F("site"), F("id").desc(), name="audit_log_by_site")]
+        indexes = [
+            models.Index(F("site"), F("id").desc(), name="audit_log_by_site"),
+            # a moderator's actions on a comment (does their decision stand against a later check?)
+            models.Index(
+                fields=["comment_id", "created_at"], condition=Q(actor__isnull=False), name="audit_decisions_by_comment"
+            ),
+        ]

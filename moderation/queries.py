@@ -24,6 +24,7 @@ from comments.queries import (
     decode_cursor,
     encode_cursor,
     is_site_moderator,
+    page_by_id,
     present_comments,
     present_user,
     site_by_key,
@@ -122,35 +123,37 @@ def _task_item(t: ReviewTask, shown: dict[int, dict]) -> dict:
 def audit_log(*, user, site_key: str, limit: int, cursor: str | None) -> Page:
     """A site's audit entries, newest first (staff also see changes to the global list)."""
     site, _ = _viewer_moderating(user, site_key)
-    scope = f"log:{site.pk}"
-    position = decode_cursor(cursor, scope)
     entries = AuditEntry.objects.select_related("actor")
     entries = entries.filter(Q(site=site) | Q(site__isnull=True)) if user.is_staff else entries.filter(site=site)
-    if position is not None:
-        last_id = position.get("i")
-        if not isinstance(last_id, int) or isinstance(last_id, bool):
-            raise InvalidInput("Malformed cursor.", fields={"cursor": ["Malformed cursor."]})
-        entries = entries.filter(id__lt=last_id)
-    found = list(entries.order_by("-id")[: limit + 1])
-    page = found[:limit]
-    items = [
+    page = page_by_id(entries, scope=f"log:{site.pk}", cursor=cursor, limit=limit, newest_first=True)
+    page.items = [
         {
             "id": e.pk, "actor": present_user(e.actor), "action": e.action, "comment_id": e.comment_id,
             "from_status": e.from_status, "to_status": e.to_status, "reason": e.reason, "created_at": e.created_at,
         }
-        for e in page
+        for e in page.items
     ]
-    return Page(items=items, next_cursor=encode_cursor(scope, {"i": page[-1].pk}) if len(found) > limit else None)
+    return page
 
 
-def word_entries(*, user, site_key: str | None) -> list[WordEntry]:
-    """The global list and, with ``site_key``, that site's list (its moderators only)."""
+def moderator_acted_since(*, comment_id: int, since: datetime) -> bool:
+    """Whether a moderator took any action on the comment (each is a decision on it, and closes
+    its review tasks) at ``since`` or later. One probe of ``audit_decisions_by_comment``."""
+    return AuditEntry.objects.filter(comment_id=comment_id, actor__isnull=False, created_at__gte=since).exists()
+
+
+def word_entries(*, user, site_key: str | None, limit: int, cursor: str | None) -> Page:
+    """A page of the global list and, with ``site_key``, that site's list (its moderators
+    only), oldest entry first: ``WordEntry`` items."""
     if site_key is None:
         if not user.is_staff:
             raise PermissionDenied("Name a site you moderate.")
-        return list(WordEntry.objects.filter(site__isnull=True).order_by("id"))
+        return page_by_id(WordEntry.objects.filter(site__isnull=True), scope="words:*", cursor=cursor, limit=limit)
     site, _ = _viewer_moderating(user, site_key)
-    return list(WordEntry.objects.filter(Q(site=site) | Q(site__isnull=True)).select_related("site").order_by("id"))
+    return page_by_id(
+        WordEntry.objects.filter(Q(site=site) | Q(site__isnull=True)).select_related("site"),
+        scope=f"words:{site.pk}", cursor=cursor, limit=limit,
+    )
 
 
 # --- the console ---------------------------------------------------------------------------

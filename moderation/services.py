@@ -15,7 +15,7 @@ from django.utils import timezone
 from comments.exceptions import Banned, InvalidInput, NotFound, PermissionDenied
 from comments.models import Comment, Site, Status, User
 from comments.queries import is_site_moderator
-from comments.services import comment_lock, comment_set_status
+from comments.services import check_subject_open, comment_lock, comment_set_status
 
 from . import words
 from .queries import SANCTIONS, standing_of
@@ -279,6 +279,7 @@ def report_create(*, comment, reporter: User, reason: str, detail: str = "") -> 
     if comment.status in (Status.DELETED, Status.REJECTED):
         raise NotFound("Unknown comment.")
     participation_check(comment.site_id, reporter.pk)
+    check_subject_open(subject_state=comment.subject_state, site_id=comment.site_id, user=reporter)
     existing = Report.objects.filter(comment_id=comment.pk, user=reporter).first()
     if existing is not None:
         return existing, False

@@ -38,6 +38,7 @@ from .models import TaskState
 
 QUEUE_PAGE = 25
 LOG_PAGE = 50
+WORDS_PAGE = 100
 CHART_DAYS = 14
 
 
@@ -312,9 +313,12 @@ def words(request: HttpRequest) -> HttpResponse:
                 messages.success(request, _("“%(word)s” was added.") % {"word": data["word"].strip()})
                 return redirect(_url("console:words", site=site_key))
         status = 400
+    cursor = site_form.cleaned_data["cursor"] or None
+    page = queries.word_entries(user=request.user, site_key=site_key, limit=WORDS_PAGE, cursor=cursor)
     return _site_page(
-        request, "moderation/words.html", "words", site_key, status=status,
-        entries=queries.word_entries(user=request.user, site_key=site_key), form=form,
+        request, "moderation/words.html", "words", site_key, status=status, entries=page.items, form=form,
+        next_url=_url("console:words", site=site_key, cursor=page.next_cursor) if page.next_cursor else None,
+        first_url=_url("console:words", site=site_key) if cursor else None,
     )
 
 

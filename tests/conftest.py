@@ -64,6 +64,16 @@ def no_redis(settings):
     live.reset()
 
 
+@pytest.fixture(params=["redis", "database"])
+def like_store(request):
+    """Run the test with like state in Redis (``redis_url``), then with the database alone."""
+    if request.param == "redis":
+        request.getfixturevalue("redis_url")
+    else:
+        request.getfixturevalue("no_redis")
+    return request.param
+
+
 @pytest.fixture
 def api():
     """An anonymous API client."""

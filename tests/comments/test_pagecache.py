@@ -20,7 +20,6 @@ from comments.models import Comment, Status, Visibility
 
 from ..api.conftest import API
 from ..factories import CommentFactory, UserFactory
-from ..likes.conftest import like_store  # noqa: F401 - fixture
 
 
 def page(client, subject, **params):

@@ -399,6 +399,28 @@ def test_likes_go_to_the_database_while_redis_is_unreachable_and_stay_exact_afte
     assert live_count(comment) == 3
 
 
+def test_likes_go_to_the_database_while_redis_is_full_and_stay_exact_after(private_redis, settings):
+    """A like-state Redis runs with noeviction: once full, it refuses writes (OOM) and likes
+    are written to the database instead of failing."""
+    comment = CommentFactory(subject=SubjectFactory())
+    a, b = UserFactory(), UserFactory()
+    assert like_set(comment_id=comment.pk, user=a, liked=True) == (1, True)
+    likes_flush()
+    r = live.client()
+    r.config_set("maxmemory-policy", "noeviction")
+    r.config_set("maxmemory", 1)  # full: every write is refused
+
+    assert like_set(comment_id=comment.pk, user=b, liked=True) == (2, True)
+    assert stored(comment) == (2, {a.pk, b.pk})
+    assert StaleLikeState.objects.filter(comment_id=comment.pk).exists()
+
+    r.config_set("maxmemory", 0)
+    time.sleep(settings.LIKES_REDIS_RETRY + 0.1)
+    assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True) == (3, True)
+    likes_flush()
+    assert stored(comment)[0] == 3
+
+
 def test_a_comment_deleted_while_redis_is_unreachable_cannot_be_liked_once_redis_is_back(private_redis, settings):
     comment = CommentFactory(subject=SubjectFactory())
     assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True) == (1, True)  # state loaded, open

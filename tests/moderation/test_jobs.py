@@ -69,6 +69,55 @@ def test_the_second_check_flags_an_author_with_many_rejections(site, subject, mo
     assert status_of(latest) == "published"  # a finding queues; it does not unpublish
 
 
+def word_behind_the_services_back(site, word: str, action: str) -> None:
+    """A word the request did not know and no re-scan ran for: only a second check finds it."""
+    from moderation import words
+
+    WordEntry.objects.create(site=site, word=word, normalized=word, action=action)
+    words.forget()
+
+
+def open_tasks(comment) -> list[list[str]]:
+    return [t.reasons for t in ReviewTask.objects.filter(comment_id=comment.id, state="open")]
+
+
+@pytest.mark.parametrize("action", ["review", "block"])
+def test_the_second_check_leaves_a_comment_a_moderator_approved_as_approved(site, subject, moderator, action):
+    site.moderation = "pre"
+    site.save(update_fields=["moderation"])
+    comment = CommentFactory(subject=subject, body="crypto is here")  # pending, with its task
+    comment_moderate(comment_id=comment.id, actor=moderator, action="approve")
+    word_behind_the_services_back(site, "crypto", action)
+
+    assert jobs.comment_recheck(comment_id=comment.id) == ["word:crypto"]
+    assert status_of(comment) == "published"
+    assert open_tasks(comment) == []
+
+
+def test_the_rescan_after_a_new_word_leaves_a_comment_a_moderator_approved_as_approved(site, subject, moderator):
+    comment = CommentFactory(subject=subject, body="this is a scam")
+    comment_moderate(comment_id=comment.id, actor=moderator, action="pin")
+    word_create(actor=moderator, site=site, word="scam", action="block")  # the eager re-scan runs on commit
+
+    assert status_of(comment) == "published"
+    assert open_tasks(comment) == []
+
+
+def test_an_edit_after_a_moderators_decision_is_checked_again(site, subject, moderator):
+    from comments.services import comment_edit
+
+    author = UserFactory()
+    comment = CommentFactory(subject=subject, author=author, body="hello")
+    comment_moderate(comment_id=comment.id, actor=moderator, action="approve")
+    edited = comment_edit(comment=Comment.objects.select_related("subject__site").get(pk=comment.pk), editor=author,
+                          body="crypto is here")
+    word_behind_the_services_back(site, "crypto", "review")
+
+    assert edited.edited_at is not None
+    assert jobs.comment_recheck(comment_id=comment.id) == ["word:crypto"]
+    assert open_tasks(comment) == [["word:crypto"]]
+
+
 def test_top_comments_are_featured_unless_a_moderator_said_no(site, subject, moderator, settings):
     settings.MODERATION_FEATURE_MIN_LIKES = 5
     settings.MODERATION_FEATURE_PER_SUBJECT = 2

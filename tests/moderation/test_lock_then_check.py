@@ -15,8 +15,9 @@ from django.db import connection, transaction
 from comments import services
 from comments.exceptions import InvalidInput, PermissionDenied
 from comments.models import Comment, CommentContent, Status
+from moderation import jobs, words
 from moderation.actions import comment_moderate
-from moderation.models import AuditEntry
+from moderation.models import AuditEntry, ReviewTask, WordEntry
 from moderation.services import comment_hold
 
 from ..factories import CommentFactory, UserFactory
@@ -132,3 +133,22 @@ def test_holding_for_review_a_comment_its_author_deletes_meanwhile_leaves_it_del
 
     assert held is False
     assert status_of(comment) == Status.DELETED
+
+
+@pytest.mark.parametrize("action", ["review", "block"])
+def test_a_second_check_does_not_reopen_the_task_of_a_comment_a_moderator_approves_meanwhile(site, moderator, action):
+    site.moderation = "pre"
+    site.save(update_fields=["moderation"])
+    comment = CommentFactory(subject__site=site, body="crypto is here")  # pending, with its task
+    # A word the post's own check did not know: the second check finds it.
+    WordEntry.objects.create(site=site, word="crypto", normalized="crypto", action=action)
+    words.forget()
+
+    found = while_another_transaction_commits(
+        lambda: comment_moderate(comment_id=comment.pk, actor=moderator, action="approve"),
+        lambda: jobs.comment_recheck(comment_id=comment.pk),
+    )
+
+    assert found == ["word:crypto"]
+    assert status_of(comment) == Status.PUBLISHED
+    assert not ReviewTask.objects.filter(comment_id=comment.pk, state="open").exists()

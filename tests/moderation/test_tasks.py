@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from comments.queries import comment_ref_for_viewer
 from moderation.models import ReviewTask, TaskState
 from moderation.services import report_create, review_task_open, sanction_create, task_priority, tasks_close
 
@@ -32,7 +33,8 @@ def test_a_comments_first_task_is_written_whole_in_one_insert(subject, db):
 def test_new_reasons_join_the_open_task_and_raise_its_priority(subject, db):
     comment = CommentFactory(subject=subject)
     first = review_task_open(comment_id=comment.pk, reasons=["policy:pre"])
-    report_create(comment=comment, reporter=UserFactory(), reason="spam")  # joins with report:spam
+    reporter = UserFactory()
+    report_create(comment=comment_ref_for_viewer(comment.pk, reporter), reporter=reporter, reason="spam")  # joins with report:spam
     again = review_task_open(comment_id=comment.pk, reasons=["word:x", "policy:pre"])
 
     [task] = open_tasks(comment)

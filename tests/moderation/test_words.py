@@ -10,7 +10,7 @@ from comments.models import Comment
 from moderation import words
 from moderation.models import AuditEntry, ReviewTask, WordEntry
 
-from ..api.conftest import API, assert_error
+from ..api.conftest import API, assert_error, first_page, walk, walk_ids
 from ..factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
 
 # Real commits: the word list change, review tasks and second checks run on commit, as in
@@ -46,6 +46,39 @@ def test_a_moderator_adds_lists_and_removes_words_of_their_site(mod_client, site
     assert mod_client.delete(f"{API}/moderation/words/{entry['id']}").status_code == 204
     assert not WordEntry.objects.exists()
     assert list(AuditEntry.objects.order_by("id").values_list("action", flat=True)) == ["word_add", "word_remove"]
+
+
+def test_the_word_list_is_paged_like_every_other_list(mod_client, client_for, site):
+    staff = client_for(UserFactory(is_staff=True))
+    every_site = [add_word(staff, None, f"global{i}", "block").json()["id"] for i in range(3)]
+    mine = [add_word(mod_client, site, f"word{i}", "review").json()["id"] for i in range(4)]
+    add_word(staff, SiteFactory(), "elsewhere", "mask")
+    url = f"{API}/moderation/words"
+
+    pages = walk(mod_client, url, {"site": site.key, "limit": 3})
+    assert [len(page) for page in pages] == [3, 3, 1]
+    assert [w["id"] for page in pages for w in page] == every_site + mine  # oldest first, each once
+    assert walk_ids(staff, url, {"limit": 2}) == every_site  # no site: the list of every site
+    first = first_page(mod_client, url, {"site": site.key})
+    assert len(first["items"]) == 7 and first["next_cursor"] is None  # limit defaults to 20
+
+
+def test_bad_word_list_paging_is_a_clear_error(mod_client, client_for, site, moderator):
+    for i in range(3):
+        add_word(mod_client, site, f"word{i}", "block")
+    url = f"{API}/moderation/words"
+    for limit in ("0", "-1", "101", "", "two"):
+        assert_error(mod_client.get(url, {"site": site.key, "limit": limit}), 400, "invalid")
+    assert_error(mod_client.get(url, {"site": site.key, "cursor": "not-a-cursor"}), 400, "invalid")
+    # A cursor of another site's list, or of another list altogether, is refused.
+    other = SiteFactory()
+    other.moderators.add(moderator)
+    foreign = mod_client.get(url, {"site": site.key, "limit": 1}).json()["next_cursor"]
+    assert_error(mod_client.get(url, {"site": other.key, "cursor": foreign}), 400, "invalid")
+    log_cursor = mod_client.get(f"{API}/moderation/log", {"site": site.key, "limit": 1}).json()["next_cursor"]
+    assert_error(mod_client.get(url, {"site": site.key, "cursor": log_cursor}), 400, "invalid")
+    staff = client_for(UserFactory(is_staff=True))
+    assert_error(staff.get(url, {"cursor": foreign}), 400, "invalid")
 
 
 def test_the_same_word_twice_is_refused_even_spelled_differently(mod_client, site):

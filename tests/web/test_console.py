@@ -368,6 +368,22 @@ def test_word_list_editor_adds_and_removes_words_with_audit_entries(site, mod, m
     assert AuditEntry.objects.filter(action="word_remove", actor=moderator).count() == 1
 
 
+def test_the_word_list_page_is_paged(site, mod, moderator, monkeypatch):
+    from moderation import views
+
+    monkeypatch.setattr(views, "WORDS_PAGE", 2)
+    for word in ("apple", "berry", "cherry"):
+        WordEntry.objects.create(site=site, word=word, normalized=word, action="block", created_by=moderator)
+    first = mod.get(f"/console/words/?site={site.key}")
+    html = first.content.decode()
+    assert "apple" in html and "berry" in html and "cherry" not in html
+    more = first.context["next_url"]
+    second = mod.get(more).content.decode()
+    assert "cherry" in second and "apple" not in second
+    assert mod.get(more).context["next_url"] is None
+    assert mod.get(more).context["first_url"] == f"/console/words/?site={site.key}"
+
+
 def test_only_staff_may_add_a_word_for_every_site(site, mod):
     response = mod.post("/console/words/", {"site": "*", "word": "darn", "action": "block"})
     assert response.status_code == 403 and not WordEntry.objects.exists()

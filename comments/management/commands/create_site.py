@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from comments.models import Mode, ModerationPolicy, Site, User
+from comments.origins import parse_origins
 
 
 class Command(BaseCommand):
@@ -23,9 +24,9 @@ class Command(BaseCommand):
             validate_slug(options["key"])
         except ValidationError:
             raise CommandError("key must be a slug: letters, digits, '-' and '_'") from None
-        for origin in options["origin"]:
-            if not origin.startswith(("http://", "https://")):
-                raise CommandError(f"origin {origin!r} must start with http:// or https://")
+        allowed_origins, errors = parse_origins(options["origin"])
+        if errors:
+            raise CommandError(" ".join(errors))
         moderators = []
         for username in options["moderator"]:
             user = User.objects.filter(username=username).first()
@@ -36,7 +37,7 @@ class Command(BaseCommand):
             key=options["key"],
             defaults={
                 "name": options["name"],
-                "allowed_origins": [o.rstrip("/") for o in options["origin"]],
+                "allowed_origins": allowed_origins,
                 "sso_secret": options["sso_secret"],
                 "default_mode": options["mode"],
                 "moderation": options["moderation"],
