@@ -18,9 +18,13 @@ ALLOWED_TAGS = {
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "code": {"class"}}
 URL_SCHEMES = {"http", "https", "mailto"}
 
-# A mention is "@" + a username, not preceded by a word character (so e-mail addresses and
-# "a@b" do not mention anyone).
-MENTION_RE = re.compile(r"(?<![\w@])@([A-Za-z0-9_.+-]{1,150})")
+# A mention is "@" + a name. A name is made of word characters in any script (Chinese,
+# Japanese and Korean names too) and ".+-", and ends at a space or punctuation, full-width
+# punctuation included: "@张三，你好" mentions 张三; text with no space after a name
+# ("@张三你好") names "张三你好" (readers write the space, as on Weibo). What may stand right
+# before the "@" is anything but what an e-mail address's local part is made of, so
+# "zhang@example.com" mentions nobody while "回复@张三：" (a reply's usual opening) mentions 张三.
+MENTION_RE = re.compile(r"(?<![A-Za-z0-9_.+@-])@([\w.+-]{1,150})")
 
 
 # A body with every kind of link, rendered once when the parser is built (``_build_markdown``).
@@ -56,7 +60,7 @@ def render_markdown(body: str) -> str:
 
 
 def parse_mentions(body: str, limit: int) -> list[str]:
-    """Distinct mentioned usernames in order of first appearance, at most ``limit``."""
+    """Distinct mentioned names, lowercased, in order of first appearance, at most ``limit``."""
     seen: dict[str, None] = {}
     for match in MENTION_RE.finditer(body):
         name = match.group(1).rstrip(".")

@@ -78,19 +78,37 @@ def check_subject_open(*, subject_state: str, site_id: int, user, is_moderator: 
         raise SubjectClosed()
 
 
-def _resolve_mentions(body: str) -> list[dict]:
+def _resolve_mentions(body: str, subject_id: int) -> list[dict]:
+    """The users a body mentions, in one query: ``@name`` is a username (any case), or else the
+    display name (any case) of exactly one user who has commented in the subject, since that is
+    the name the widget shows (single sign-on usernames are opaque). A name matching several
+    participants' display names mentions nobody."""
     names = parse_mentions(body, settings.COMMENTS_MAX_MENTIONS)
     if not names:
         return []
+    from django.db.models import Exists, OuterRef, Q
     from django.db.models.functions import Lower
 
+    lowered = [n.lower() for n in names]
+    participant = Exists(Comment.objects.filter(author_id=OuterRef("pk"), subject_id=subject_id))
     users = (
-        User.objects.annotate(lname=Lower("username"))
-        .filter(lname__in=[n.lower() for n in names], is_active=True)
-        .only("id", "username")
+        User.objects.annotate(lname=Lower("username"), ldisplay=Lower("display_name"), participant=participant)
+        .filter(Q(lname__in=lowered) | (Q(ldisplay__in=lowered) & Q(participant=True)), is_active=True)
+        .values_list("id", "lname", "ldisplay", "participant")
     )
-    by_name = {u.username.lower(): u.id for u in users}
-    return [{"id": by_name[n.lower()], "name": n} for n in names if n.lower() in by_name]
+    by_username, by_display_name = {}, {}
+    for user_id, username, display_name, participant in users:
+        by_username[username] = user_id
+        if participant:
+            by_display_name.setdefault(display_name, set()).add(user_id)
+    found = []
+    for name in names:
+        user_id = by_username.get(name.lower())
+        if user_id is None and len(by_display_name.get(name.lower(), ())) == 1:
+            (user_id,) = by_display_name[name.lower()]
+        if user_id is not None and all(m["id"] != user_id for m in found):
+            found.append({"id": user_id, "name": name})
+    return found
 
 
 def _initial_status(site: Site, author: User, is_moderator: bool) -> str:
@@ -334,7 +352,7 @@ def comment_create(
         check, hooks.ContentDecision(status=_initial_status(site, author, viewer.is_moderator), body=body)
     )
     html = render_markdown(decision.body)
-    mentions = _resolve_mentions(decision.body)
+    mentions = _resolve_mentions(decision.body, subject.id)
     comment_id = new_id()
     now = created_at or timezone.now()
 
@@ -471,7 +489,7 @@ def comment_edit(*, comment: Comment, editor: User, body: object) -> Comment:
     )
     decision = hooks.run_content_checks(check, hooks.ContentDecision(status=comment.status, body=body))
     html = render_markdown(decision.body)
-    mentions = _resolve_mentions(decision.body)
+    mentions = _resolve_mentions(decision.body, comment.subject_id)
     now = timezone.now()
     with transaction.atomic():
         current = _lock_comment(comment.id)

@@ -48,6 +48,8 @@ INSTALLED_APPS = [
     "likes",
     "moderation",
     "demo",
+    "portability",
+    "notifications",
 ]
 
 MIDDLEWARE = [
@@ -133,11 +135,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = "default"
 # A plain `celery -A config worker` consumes every queue; a bigger deployment runs workers per
-# queue with -Q likes / -Q moderation.
-CELERY_TASK_QUEUES = [Queue(name, routing_key=name) for name in ("default", "likes", "moderation")]
+# queue with -Q likes / -Q moderation / -Q notifications.
+CELERY_TASK_QUEUES = [Queue(name, routing_key=name) for name in ("default", "likes", "moderation", "notifications")]
 CELERY_TASK_ROUTES = {
     "likes.*": {"queue": "likes"},
     "moderation.*": {"queue": "moderation"},
+    "notifications.*": {"queue": "notifications"},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # The second check of new and edited comments is queued in the Redis of like state (a stream,
@@ -145,6 +148,12 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 MODERATION_RECHECK_INTERVAL = env_float("MODERATION_RECHECK_INTERVAL", 1.0)
 # Queued checks read by a worker that died are taken over after this many seconds.
 MODERATION_RECHECK_RECLAIM = env_float("MODERATION_RECHECK_RECLAIM", 30.0)
+
+# Events for notifications (posts, edits, status changes, reports) are queued on a Redis stream
+# (LIKES_REDIS_URL) and handed on in batches this often; without that Redis, one task per event.
+NOTIFICATIONS_EVENTS_INTERVAL = env_float("NOTIFICATIONS_EVENTS_INTERVAL", 1.0)
+# Events read by a worker that died are taken over after this many seconds.
+NOTIFICATIONS_EVENTS_RECLAIM = env_float("NOTIFICATIONS_EVENTS_RECLAIM", 30.0)
 
 CELERY_BEAT_SCHEDULE = {
     "comments.reconcile_recent": {
@@ -160,6 +169,19 @@ CELERY_BEAT_SCHEDULE = {
         "task": "moderation.recheck_queued",
         "schedule": MODERATION_RECHECK_INTERVAL,
         "options": {"expires": max(5.0, 5 * MODERATION_RECHECK_INTERVAL)},
+    },
+    "portability.scrub_ip_addresses": {
+        "task": "portability.scrub_ip_addresses",
+        "schedule": float(env_int("PORTABILITY_SCRUB_INTERVAL", 24 * 3600)),
+    },
+    "notifications.drain_events": {
+        "task": "notifications.drain_events",
+        "schedule": NOTIFICATIONS_EVENTS_INTERVAL,
+        "options": {"expires": max(5.0, 5 * NOTIFICATIONS_EVENTS_INTERVAL)},
+    },
+    "notifications.like_milestones": {
+        "task": "notifications.like_milestones",
+        "schedule": env_float("NOTIFICATIONS_LIKE_MILESTONE_INTERVAL", 60.0),
     },
     "likes.flush": {
         "task": "likes.flush",
@@ -228,6 +250,13 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     # Operations are described by their own docstrings, never by a base view's.
     "GET_LIB_DOC_EXCLUDES": "comments.api.schema.doc_excludes",
+    "ENUM_NAME_OVERRIDES": {
+        "EmailModeEnum": "notifications.models.EmailMode.values",
+        "NotificationKindEnum": "notifications.models.Kind.values",
+        "SubscriptionStateEnum": "notifications.api.SUBSCRIPTION_STATES",
+        # moderation's sanction kinds keep the name they had before notifications had kinds too
+        "KindEnum": "moderation.models.SanctionKind.values",
+    },
 }
 
 # Product settings; each may be overridden by an environment variable of the same name.
@@ -267,6 +296,18 @@ MODERATION_BURST_LIMIT = env_int("MODERATION_BURST_LIMIT", 10)
 # "God comments": featured per active subject, and the likes they need at least.
 MODERATION_FEATURE_PER_SUBJECT = env_int("MODERATION_FEATURE_PER_SUBJECT", 3)
 MODERATION_FEATURE_MIN_LIKES = env_int("MODERATION_FEATURE_MIN_LIKES", 20)
+
+# Data in and out (portability/). Authors' IP addresses and user agents are kept this many days,
+# then scrubbed by the beat task (and never stored for older imported comments); 0 keeps them.
+PORTABILITY_IP_RETENTION_DAYS = env_int("PORTABILITY_IP_RETENTION_DAYS", 90)
+# What erasing a user does to their comments on a site without its own setting (SitePrivacy):
+# "placeholder" keeps each as a deleted placeholder; "remove" deletes those without replies.
+PORTABILITY_ERASURE_DEFAULT = env_str("PORTABILITY_ERASURE_DEFAULT", "placeholder")
+# Notifications (notifications/).
+# Like counts that make a milestone an author may be told of (they opt in), and how old a
+# comment may be and still be checked for one.
+NOTIFICATIONS_LIKE_MILESTONES = [int(n) for n in env_list("NOTIFICATIONS_LIKE_MILESTONES", ["10", "50", "100", "500", "1000", "5000", "10000"])]
+NOTIFICATIONS_LIKE_MILESTONE_DAYS = env_int("NOTIFICATIONS_LIKE_MILESTONE_DAYS", 30)
 
 # Per-user rate limits; RATE_LIMITS=off turns them off (load tests).
 RATE_LIMITS = parse_rate_limits(env_str("RATE_LIMITS", "post=10/min,like=120/min,report=20/h,login=10/min"))

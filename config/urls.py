@@ -10,6 +10,8 @@ urlpatterns = [
     path("api/v1/", include("likes.urls")),
     path("api/v1/", include("comments.api.urls")),
     path("api/v1/", include("moderation.urls")),
+    path("api/v1/", include("portability.urls")),
+    path("api/v1/", include("notifications.urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("embed/", include("comments.web_urls")),

@@ -27,3 +27,12 @@ class IdField(StrictIntegerField):
         kwargs.setdefault("min_value", 1)
         kwargs.setdefault("max_value", MAX_ID)
         super().__init__(**kwargs)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """JSON ``true`` or ``false`` only (DRF's takes ``"yes"``, ``1`` and ``"on"`` too)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data

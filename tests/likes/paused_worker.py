@@ -13,15 +13,8 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import time
 
-
-def _pause(pause_file: str) -> None:
-    with open(f"{pause_file}.reached.tmp", "w") as marker:
-        marker.write(str(os.getpid()))
-    os.replace(f"{pause_file}.reached.tmp", f"{pause_file}.reached")  # appears whole, pid included
-    while os.path.exists(pause_file):
-        time.sleep(0.05)
+from tests.workers import pause, run_celery
 
 
 def install(pause_file: str, where: str) -> None:
@@ -34,7 +27,7 @@ def install(pause_file: str, where: str) -> None:
         @functools.wraps(written)
         def write_then_pause(*args, **kwargs):
             result = written(*args, **kwargs)
-            _pause(pause_file)
+            pause(pause_file)
             return result
 
         services._add_like_counts = write_then_pause
@@ -43,7 +36,7 @@ def install(pause_file: str, where: str) -> None:
 
         @functools.wraps(acknowledge)
         def pause_then_acknowledge(*args, **kwargs):
-            _pause(pause_file)
+            pause(pause_file)
             return acknowledge(*args, **kwargs)
 
         live.acknowledge = pause_then_acknowledge
@@ -58,10 +51,7 @@ def main() -> None:
 
     django.setup()
     install(pause_file, where)
-    from celery.bin.celery import main as celery_main
-
-    sys.argv = ["celery", *celery_arguments]
-    celery_main()
+    run_celery(celery_arguments)
 
 
 if __name__ == "__main__":

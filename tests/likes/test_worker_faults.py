@@ -2,28 +2,20 @@
 flush's database transaction, and after its commit but before the stream entries are
 acknowledged. The next worker must leave the database exact: no like lost, none counted twice.
 
-Each worker is a subprocess in a session of its own (``celery -A config worker -B --pool
-solo -Q likes``) on the test database, the suite's Redis for like state and a Redis database
-of its own as broker (``TEST_CELERY_BROKER_URL``, else db 13 of the suite's Redis), emptied
-before and after each test. A worker to be killed runs through ``tests/likes/paused_worker.py``,
-which stops its flush at the chosen point until the test has SIGKILLed its whole process group.
+The workers are real (``tests/workers.py``), on the ``likes`` queue. A worker to be killed runs
+through ``tests/likes/paused_worker.py``, which stops its flush at the chosen point until the
+test has SIGKILLed its whole process group.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import signal
-import subprocess
-import sys
 import time
-import uuid
 from pathlib import Path
-from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import pytest
 import redis
-from django.db import connection
 
 from comments.models import Comment
 from likes import keys
@@ -31,99 +23,11 @@ from likes.models import Like
 from likes.services import like_set
 
 from ..factories import CommentFactory, UserFactory
+from ..workers import Worker, Workers, broker_url, paused_pid, wait_for  # noqa: F401  (broker_url: a fixture)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-REPO = Path(__file__).resolve().parents[2]
-WAIT_SECONDS = 60.0  # every wait on a worker is bounded by this
-LOG_TAIL_LINES = 150
-
-
-# --- where the workers connect ---------------------------------------------------------------
-
-
-def _test_database_url() -> str:
-    """The test database as a DATABASE_URL the worker's settings read back (config/env.py)."""
-    db = connection.settings_dict
-    if connection.vendor == "postgresql":
-        auth = quote(db["USER"] or "", safe="")
-        if db.get("PASSWORD"):
-            auth += ":" + quote(db["PASSWORD"], safe="")
-        host = db["HOST"] or ""
-        port = f":{db['PORT']}" if db.get("PORT") else ""
-        # Simple options ride along as the URL's query (server_side_binding=1, sslmode=...).
-        options = {
-            k: (int(v) if isinstance(v, bool) else v)
-            for k, v in (db.get("OPTIONS") or {}).items() if isinstance(v, (str, int))
-        }
-        query = f"?{urlencode(options)}" if options else ""
-        return f"postgres://{auth}@{host}{port}/{quote(db['NAME'], safe='')}{query}"
-    if connection.vendor == "sqlite":
-        name = str(db["NAME"])
-        if not name or name == ":memory:" or name.startswith("file:"):
-            pytest.skip("an in-memory SQLite test database cannot be shared with a worker process")
-        return "sqlite:///" + os.path.abspath(name)  # sqlite:////abs/path
-    pytest.skip(f"no worker DATABASE_URL for the {connection.vendor} backend")
-
-
-def _broker_url_for(redis_url: str) -> str:
-    explicit = os.environ.get("TEST_CELERY_BROKER_URL")
-    if explicit:
-        return explicit
-    parts = urlsplit(redis_url)
-    return urlunsplit((parts.scheme, parts.netloc, "/13", "", ""))
-
-
-def _same_redis_database(a: str, b: str) -> bool:
-    pa, pb = urlsplit(a), urlsplit(b)
-    return (pa.hostname, pa.port or 6379, pa.path.strip("/") or "0") == (pb.hostname, pb.port or 6379, pb.path.strip("/") or "0")
-
-
-@pytest.fixture
-def broker_url(redis_url):
-    """A Redis database of the workers' own as broker, empty before and after the test, so
-    that tasks queued by one test's beat never reach the next test's worker."""
-    url = _broker_url_for(redis_url)
-    assert not _same_redis_database(url, redis_url), "the broker must not share the like state's Redis database"
-    broker = redis.Redis.from_url(url)
-    broker.flushdb()
-    yield url
-    broker.flushdb()
-
-
 # --- workers ---------------------------------------------------------------------------------
-
-
-class Worker:
-    def __init__(self, name: str, process: subprocess.Popen, log_path: Path, log_file):
-        self.name = name
-        self.process = process
-        self.log_path = log_path
-        self._log_file = log_file
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def log(self) -> str:
-        try:
-            lines = self.log_path.read_text(errors="replace").splitlines()
-        except FileNotFoundError:
-            return "(no log)"
-        skipped = len(lines) - LOG_TAIL_LINES
-        head = [f"... ({skipped} earlier lines in {self.log_path})"] if skipped > 0 else []
-        return "\n".join(head + lines[-LOG_TAIL_LINES:])
-
-    def kill(self) -> None:
-        """SIGKILL the worker's whole process group (the worker and its beat), and reap it."""
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        try:
-            self.process.wait(timeout=WAIT_SECONDS)
-        finally:
-            self._log_file.close()
 
 
 @pytest.fixture
@@ -131,78 +35,14 @@ def worker(tmp_path, redis_url, broker_url):
     """``worker(pause_at=None, pause_file=None, env=None)`` starts a Celery worker with beat on
     the ``likes`` queue (``env``: more variables for it); every worker started is killed at
     teardown (before the database and Redis are emptied)."""
-    started: list[Worker] = []
-    database_url = _test_database_url()
+    workers = Workers(tmp_path, redis_url, broker_url, queue="likes", env={"LIKES_FLUSH_INTERVAL": "0.2", "LIKES_RECLAIM_IDLE": "1"})
 
     def start(*, pause_at: str | None = None, pause_file: Path | None = None, env: dict | None = None) -> Worker:
-        name = f"likes-faults-{uuid.uuid4().hex[:10]}"
-        environment = dict(os.environ)
-        environment.update(
-            DJANGO_SETTINGS_MODULE="config.settings",
-            DATABASE_URL=database_url,
-            REDIS_URL=redis_url,
-            LIKES_REDIS_URL=redis_url,
-            CELERY_BROKER_URL=broker_url,
-            DJANGO_SECRET_KEY=os.environ.get("DJANGO_SECRET_KEY") or "worker-fault-tests",
-            LIKES_FLUSH_INTERVAL="0.2",
-            LIKES_RECLAIM_IDLE="1",
-            PYTHONUNBUFFERED="1",
-        )
-        environment.update(env or {})
-        log_path = tmp_path / f"{name}.log"
-        log_file = open(log_path, "wb")
-        program = ["celery"] if pause_file is None else ["tests.likes.paused_worker", str(pause_file), pause_at or "inside"]
-        command = [
-            sys.executable, "-m", *program, "-A", "config", "worker", "-B", "--pool", "solo", "-Q", "likes",
-            "--without-mingle", "--without-gossip", "--loglevel", "info", "-s", str(tmp_path / f"{name}-beat-schedule"), "-n", f"{name}@%h",
-        ]
-        try:
-            process = subprocess.Popen(
-                command, cwd=REPO, env=environment, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        except BaseException:
-            log_file.close()
-            raise
-        started.append(Worker(name, process, log_path, log_file))
-        return started[-1]
+        program = None if pause_file is None else ["tests.likes.paused_worker", str(pause_file), pause_at or "inside"]
+        return workers.start(program=program, env=env)
 
     yield start
-    failures = []
-    for w in started:
-        try:
-            w.kill()
-        except Exception as exc:  # go on killing the others
-            failures.append(f"{w.name}: {exc!r}")
-    for w in started:
-        print(f"----- log of worker {w.name} (pid {w.pid}, exit {w.process.returncode}) -----\n{w.log()}")
-    assert not failures, f"workers not reaped: {failures}"
-
-
-def wait_for(what: str, check, *, workers: list[Worker], timeout: float = WAIT_SECONDS):
-    """Poll ``check()`` until it answers something true, and return that. Fails (with the
-    workers' logs) on timeout, or as soon as one of ``workers`` has exited."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = check()
-        if found:
-            return found
-        for w in workers:
-            if w.process.poll() is not None:
-                pytest.fail(f"worker {w.name} exited ({w.process.returncode}) while waiting for {what}\n{w.log()}")
-        if time.monotonic() > deadline:
-            logs = "\n".join(f"----- worker {w.name} -----\n{w.log()}" for w in workers)
-            pytest.fail(f"{what}: not within {timeout:g} s\n{logs}")
-        time.sleep(0.05)
-
-
-def paused_pid(pause_file: Path) -> int | None:
-    """The pid the flush wrote on reaching its pause point, once written."""
-    try:
-        text = Path(f"{pause_file}.reached").read_text().strip()
-    except FileNotFoundError:
-        return None
-    return int(text) if text else None
+    workers.close()
 
 
 # --- what the database and the stream hold ------------------------------------------------

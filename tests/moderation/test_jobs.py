@@ -21,7 +21,7 @@ from moderation.actions import comment_moderate
 from moderation.models import AuditEntry, ReviewTask, WordEntry
 from moderation.services import claims_expire, word_create
 
-from ..factories import CommentFactory, SubjectFactory, UserFactory
+from ..factories import CommentFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

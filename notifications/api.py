@@ -1,0 +1,181 @@
+"""REST API v1 of notifications (API.md, "Notifications"): thin views over ``queries`` and
+``services``. Every endpoint is the signed-in reader's own (``401`` anonymous)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+
+from comments.api.fields import IdField, StrictBooleanField
+from comments.api.serializers import PageParams, UserOut
+from comments.api.views import ApiView, error_responses, query_params, validated
+
+from . import queries, services
+from .models import DEFAULT_EMAIL, EmailMode, Kind, SubscriptionState
+
+# --- serializers ---------------------------------------------------------------------------
+
+
+class InboxParams(PageParams):
+    unread = serializers.BooleanField(required=False, default=False)
+
+
+class NotificationSubjectOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    site = serializers.CharField()
+    key = serializers.CharField()
+    title = serializers.CharField()
+    url = serializers.CharField()
+
+
+class NotificationCommentOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    root_id = serializers.IntegerField(allow_null=True)
+    reply_to_id = serializers.IntegerField(allow_null=True)
+    excerpt = serializers.CharField()
+
+
+class NotificationOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=Kind.values)
+    read = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    actor = UserOut(allow_null=True)
+    subject = NotificationSubjectOut(allow_null=True)
+    comment = NotificationCommentOut(allow_null=True)
+    data = serializers.DictField(help_text='like_milestone: {"likes"}; decision: {"decision"}; queue: {"site", "open", "new"}')
+
+
+class InboxOut(serializers.Serializer):
+    items = NotificationOut(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
+    unread_count = serializers.IntegerField()
+
+
+class UnreadOut(serializers.Serializer):
+    unread_count = serializers.IntegerField()
+
+
+class ReadAllIn(serializers.Serializer):
+    up_to_id = IdField(required=False, allow_null=True, default=None)
+
+
+class ReadAllOut(UnreadOut):
+    marked = serializers.IntegerField()
+
+
+class _EmailModes(serializers.Serializer):
+    """An optional mode per kind; unknown kinds are refused rather than ignored."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(DEFAULT_EMAIL))
+            if unknown:
+                raise serializers.ValidationError({name: [f"Unknown kind; one of {list(DEFAULT_EMAIL)}."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+def _email_modes(name: str, *, required: bool) -> type[serializers.Serializer]:
+    fields = {kind: serializers.ChoiceField(choices=EmailMode.values, required=required) for kind in DEFAULT_EMAIL}
+    return type(name, (_EmailModes,), fields)
+
+
+EmailPreferencesIn = _email_modes("EmailPreferencesIn", required=False)
+EmailPreferencesOut = _email_modes("EmailPreferencesOut", required=True)
+
+
+class PreferencesIn(serializers.Serializer):
+    language = serializers.ChoiceField(choices=[code for code, _ in settings.LANGUAGES], required=False)
+    like_milestones = StrictBooleanField(required=False)
+    email = EmailPreferencesIn(required=False)
+
+
+class PreferencesOut(serializers.Serializer):
+    language = serializers.CharField()
+    like_milestones = serializers.BooleanField()
+    email = EmailPreferencesOut()
+
+
+SUBSCRIPTION_STATES = [*SubscriptionState.values, "none"]
+
+
+class SubscriptionIn(serializers.Serializer):
+    state = serializers.ChoiceField(choices=SUBSCRIPTION_STATES, default=SubscriptionState.SUBSCRIBED)
+
+
+class SubscriptionOut(serializers.Serializer):
+    state = serializers.ChoiceField(choices=SUBSCRIPTION_STATES)
+
+
+# --- views ---------------------------------------------------------------------------------
+
+
+class InboxView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(parameters=[InboxParams], responses={200: InboxOut, **error_responses(400, 401)}, summary="Your notifications, newest first")
+    def get(self, request):
+        params = query_params(request, InboxParams)
+        page = queries.inbox(user_id=request.user.pk, limit=params["limit"], cursor=params.get("cursor"), unread_only=params["unread"])
+        return Response({"items": page.items, "next_cursor": page.next_cursor, "unread_count": queries.unread_count(request.user.pk)})
+
+
+class UnreadCountView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: UnreadOut, **error_responses(401)}, summary="How many of your notifications are unread (the badge)")
+    def get(self, request):
+        return Response({"unread_count": queries.unread_count(request.user.pk)})
+
+
+class ReadView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: UnreadOut, **error_responses(401, 404)}, summary="Mark a notification read (idempotent)")
+    def put(self, request, notification_id: int):
+        services.notification_mark_read(user=request.user, notification_id=notification_id)
+        return Response({"unread_count": queries.unread_count(request.user.pk)})
+
+
+class ReadAllView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=ReadAllIn, responses={200: ReadAllOut, **error_responses(400, 401)}, summary="Mark all (or all up to an id) read")
+    def post(self, request):
+        data = validated(ReadAllIn, request.data or {})
+        marked = services.notifications_mark_all_read(user=request.user, up_to_id=data["up_to_id"])
+        return Response({"marked": marked, "unread_count": queries.unread_count(request.user.pk)})
+
+
+class PreferencesView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: PreferencesOut, **error_responses(401)}, summary="Your notification preferences")
+    def get(self, request):
+        return Response(queries.present_preferences(queries.preferences_of(request.user.pk)))
+
+    @extend_schema(request=PreferencesIn, responses={200: PreferencesOut, **error_responses(400, 401)}, summary="Change some of your notification preferences")
+    def patch(self, request):
+        data = validated(PreferencesIn, request.data)
+        preferences = services.preferences_update(user=request.user, **data)
+        return Response(queries.present_preferences(preferences))
+
+
+class SubscriptionView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: SubscriptionOut, **error_responses(401, 404)}, summary="Whether you follow or muted a subject")
+    def get(self, request, subject_id: int):
+        return Response({"state": queries.subscription_state(user_id=request.user.pk, subject_id=subject_id)})
+
+    @extend_schema(request=SubscriptionIn, responses={200: SubscriptionOut, **error_responses(400, 401, 404)}, summary="Follow (or mute) a subject")
+    def put(self, request, subject_id: int):
+        data = validated(SubscriptionIn, request.data or {})
+        return Response({"state": services.subscription_set(user=request.user, subject_id=subject_id, state=data["state"])})
+
+    @extend_schema(request=None, responses={200: SubscriptionOut, **error_responses(401, 404)}, summary="Neither follow nor mute a subject")
+    def delete(self, request, subject_id: int):
+        return Response({"state": services.subscription_set(user=request.user, subject_id=subject_id, state="none")})

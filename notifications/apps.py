@@ -1,0 +1,15 @@
+from django.apps import AppConfig
+
+
+class NotificationsConfig(AppConfig):
+    name = "notifications"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from comments import hooks
+
+        from . import receivers
+
+        hooks.comment_posted.connect(receivers.comment_posted, dispatch_uid="notifications.posted")
+        hooks.comment_edited.connect(receivers.comment_edited, dispatch_uid="notifications.edited")
+        hooks.comment_status_changed.connect(receivers.comment_status_changed, dispatch_uid="notifications.status_changed")

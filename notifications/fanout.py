@@ -1,0 +1,250 @@
+"""Who is told of what: an event (a comment published, a moderator's decision, a like
+milestone, a filling review queue) becomes one ``Notification`` row per recipient.
+
+Every write here is a set-based ``INSERT ... SELECT ... ON CONFLICT DO NOTHING`` over the user
+table: the recipients, their preferences (the email each row gets) and whether they may see the
+comment are all decided by the database in the statement, so 10,000 subscribers cost one
+statement, and running an event again (a retried task, a replayed stream entry) inserts nothing
+(``notification_once_per_event``).
+
+Rules kept here, for every kind: nobody is told about their own comment; nobody is told about a
+comment that is not published (pending, shadow, deleted and rejected comments notify no one; a
+held comment notifies when a moderator approves it); nobody is told about a comment they may
+not see (a friends-only comment reaches only the author's mutual followers and the site's
+moderators); inactive users are told nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from comments import rowsql
+from comments.ids import id_floor_at
+from comments.models import Comment, Site, Status, User, Visibility
+
+from .events import EDITED, POSTED, STATUS, Event
+from .models import (
+    DEFAULT_EMAIL,
+    EmailMode,
+    EmailState,
+    Kind,
+    Notification,
+    Preferences,
+    Subscription,
+    SubscriptionState,
+    email_field,
+)
+
+_q = connection.ops.quote_name
+_NOTIFICATION = _q(Notification._meta.db_table)
+_USER = _q(User._meta.db_table)
+_PREFERENCES = _q(Preferences._meta.db_table)
+_SUBSCRIPTION = _q(Subscription._meta.db_table)
+_MODERATORS = _q(Site.moderators.through._meta.db_table)
+_COMMENT = _q(Comment._meta.db_table)
+
+
+def _typed(sql_type: str) -> str:
+    """A parameter in a SELECT list: PostgreSQL gives it no type from the target column there."""
+    return f"CAST(%s AS {sql_type})" if connection.vendor == "postgresql" else "%s"
+
+
+def _email_sql(kind: str, subject_id: int | None) -> tuple[str, list]:
+    """The email state a new row of ``kind`` gets for the user ``u`` (preferences ``p``): none
+    when they muted the subject (``subject_id``; None: no need to look), else as their
+    preference for the kind says."""
+    mode = f"COALESCE(p.{email_field(kind)}, '{DEFAULT_EMAIL[kind]}')"
+    decided = (
+        f"CASE {mode} WHEN '{EmailMode.IMMEDIATELY}' THEN '{EmailState.QUEUED}' "
+        f"WHEN '{EmailMode.DAILY}' THEN '{EmailState.DIGEST}' ELSE '{EmailState.NONE}' END"
+    )
+    if subject_id is None:
+        return decided, []
+    muted = (
+        f"EXISTS (SELECT 1 FROM {_SUBSCRIPTION} m WHERE m.subject_id = %s AND m.user_id = u.id "
+        f"AND m.state = '{SubscriptionState.MUTED}')"
+    )
+    return f"CASE WHEN {muted} THEN '{EmailState.NONE}' ELSE {decided} END", [subject_id]
+
+
+@dataclass(frozen=True)
+class Cause:
+    """What a notification is about, the same for each of its recipients."""
+
+    event: str
+    site_id: int | None
+    subject_id: int | None = None
+    comment_id: int | None = None
+    actor_id: int | None = None
+    data: dict | None = None
+
+
+def _notify(kind: str, cause: Cause, recipients: str, params: list, *, not_user: int | None = None, followers: bool = False) -> int:
+    """Insert a ``kind`` notification of ``cause`` for each active user ``u`` matching
+    ``recipients`` (SQL over the user table ``u`` and their preferences ``p``), except
+    ``not_user``, unless they have one of the event already. Returns how many were inserted.
+    ``followers``: the recipients follow the subject, so none of them muted it."""
+    email, email_params = _email_sql(kind, None if followers else cause.subject_id)
+    json_type = "jsonb" if connection.vendor == "postgresql" else "text"
+    where = f"u.is_active AND {recipients}"
+    where_params = list(params)
+    if not_user is not None:
+        where += " AND u.id <> %s"
+        where_params.append(not_user)
+    sql = (
+        f"INSERT INTO {_NOTIFICATION} (recipient_id, kind, event, site_id, subject_id, comment_id, actor_id, data, "
+        "created_at, email) "
+        f"SELECT u.id, {_typed('text')}, {_typed('text')}, {_typed('bigint')}, {_typed('bigint')}, {_typed('bigint')}, "
+        f"{_typed('bigint')}, {_typed(json_type)}, {_typed('timestamptz')}, {email} "
+        f"FROM {_USER} u LEFT JOIN {_PREFERENCES} p ON p.user_id = u.id WHERE {where} "
+        "ON CONFLICT (recipient_id, event) DO NOTHING"
+    )
+    values = [
+        kind, cause.event, cause.site_id, cause.subject_id, cause.comment_id, cause.actor_id,
+        json.dumps(cause.data or {}), connection.ops.adapt_datetimefield_value(timezone.now()),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*values, *email_params, *where_params])
+        return max(cursor.rowcount, 0)
+
+
+def _readers_sql(*, visibility: str, author_id: int | None, site_id: int) -> tuple[str, list]:
+    """Users ``u`` who may read a published comment of ``visibility`` by ``author_id`` on the
+    site: the SQL twin of ``comments.queries.can_see`` for published comments (a public one
+    everyone; a friends-only one the author's mutual followers and the site's moderators)."""
+    if visibility == Visibility.PUBLIC:
+        return "1 = 1", []
+    friends, params = rowsql.friends_sql(author_id) if author_id is not None else ("SELECT NULL", [])
+    return (
+        f"(u.is_staff OR u.id IN ({friends}) OR EXISTS (SELECT 1 FROM {_MODERATORS} sm "
+        "WHERE sm.site_id = %s AND sm.user_id = u.id))",
+        [*params, site_id],
+    )
+
+
+def comment_event(comment_id: int) -> str:
+    return f"c{comment_id}"
+
+
+def comment_notify(*, comment_id: int, subscribers: bool = True) -> int:
+    """Tell of a published comment whom it answers, whom it mentions and, for a top-level
+    comment when ``subscribers``, everyone who follows its subject: each of them once (the
+    most specific kind wins: reply, then mention, then subscription), in one transaction.
+    Returns how many notifications were written; 0 for a comment that is not published."""
+    row = (
+        Comment.objects.filter(pk=comment_id)
+        .values_list(
+            "status", "visibility", "author_id", "subject_id", "depth", "subject__site_id",
+            "reply_to__author_id", "content__mentions",
+        )
+        .first()
+    )
+    if row is None:
+        return 0
+    status, visibility, author_id, subject_id, depth, site_id, replied_to, mentions = row
+    if status != Status.PUBLISHED:
+        return 0
+    cause = Cause(event=comment_event(comment_id), site_id=site_id, subject_id=subject_id, comment_id=comment_id, actor_id=author_id)
+    readers, readers_params = _readers_sql(visibility=visibility, author_id=author_id, site_id=site_id)
+    mentioned = [m["id"] for m in mentions or () if isinstance(m, dict) and isinstance(m.get("id"), int)]
+    written = 0
+    with transaction.atomic():
+        if replied_to is not None:
+            written += _notify(Kind.REPLY, cause, f"u.id = %s AND {readers}", [replied_to, *readers_params], not_user=author_id)
+        if mentioned:
+            among, among_params = rowsql.any_of("u.id", mentioned)
+            written += _notify(Kind.MENTION, cause, f"{among} AND {readers}", [*among_params, *readers_params], not_user=author_id)
+        if subscribers and depth == 0:
+            followers = (
+                f"u.id IN (SELECT s.user_id FROM {_SUBSCRIPTION} s WHERE s.subject_id = %s "
+                f"AND s.state = '{SubscriptionState.SUBSCRIBED}') AND {readers}"
+            )
+            written += _notify(Kind.SUBSCRIPTION, cause, followers, [subject_id, *readers_params], not_user=author_id, followers=True)
+    return written
+
+
+# A held (pending) comment's fate, as its author is told it.
+DECISIONS = {Status.PUBLISHED: "approved", Status.REJECTED: "rejected", Status.DELETED: "removed"}
+
+
+def status_change_notify(*, comment_id: int, from_status: str, to_status: str, actor_id: int | None) -> int:
+    """A comment's status changed: a moderator's decision on a held comment is told to its
+    author (a shadow is never told: that is the point of it), and a comment published by a
+    moderator after being held or shadowed notifies as a new comment would have."""
+    written = 0
+    row = Comment.objects.filter(pk=comment_id).values_list("author_id", "subject_id", "subject__site_id").first()
+    if row is None:
+        return 0
+    author_id, subject_id, site_id = row
+    decision = DECISIONS.get(to_status)
+    if from_status == Status.PENDING and decision and actor_id is not None and author_id is not None and actor_id != author_id:
+        cause = Cause(
+            event=f"d{comment_id}:{decision}", site_id=site_id, subject_id=subject_id, comment_id=comment_id,
+            data={"decision": decision},
+        )
+        written += _notify(Kind.DECISION, cause, "u.id = %s", [author_id])
+    if to_status == Status.PUBLISHED and from_status in (Status.PENDING, Status.SHADOW):
+        written += comment_notify(comment_id=comment_id)
+    return written
+
+
+def like_milestone(like_count: int) -> int | None:
+    """The highest milestone (``NOTIFICATIONS_LIKE_MILESTONES``) a count has reached."""
+    reached = [m for m in settings.NOTIFICATIONS_LIKE_MILESTONES if like_count >= m]
+    return max(reached) if reached else None
+
+
+def like_milestones_notify(*, days: int | None = None) -> int:
+    """Tell authors who turned like milestones on that a comment of theirs (published in the
+    last ``days``) reached one: the highest reached, once per comment and milestone. The
+    candidates are the opted-in authors' comments (``comment_user_history``), so the scan is as
+    small as the readers who asked for it."""
+    if not settings.NOTIFICATIONS_LIKE_MILESTONES:
+        return 0
+    days = settings.NOTIFICATIONS_LIKE_MILESTONE_DAYS if days is None else days
+    candidates = list(
+        Comment.objects.filter(
+            author__in=Preferences.objects.filter(like_milestones=True).values("user_id"),
+            status=Status.PUBLISHED, like_count__gte=min(settings.NOTIFICATIONS_LIKE_MILESTONES),
+            id__gte=id_floor_at(timezone.now() - timedelta(days=days)),
+        ).values_list("pk", "author_id", "like_count", "subject_id", "subject__site_id")
+    )
+    events = {pk: f"l{pk}:{like_milestone(count)}" for pk, _, count, _, _ in candidates}
+    told = set(
+        Notification.objects.filter(recipient_id__in={a for _, a, _, _, _ in candidates}, event__in=events.values())
+        .values_list("event", flat=True)
+    )
+    written = 0
+    for pk, author_id, count, subject_id, site_id in candidates:
+        if events[pk] in told:
+            continue
+        cause = Cause(
+            event=events[pk], site_id=site_id, subject_id=subject_id, comment_id=pk, data={"likes": like_milestone(count)},
+        )
+        written += _notify(Kind.LIKE_MILESTONE, cause, "u.id = %s AND p.like_milestones", [author_id])
+    return written
+
+
+def events_notify(events: list[Event]) -> int:
+    """The notifications of a batch of events (``events``), each in its own transaction, so
+    a worker that dies midway leaves whole events behind it; returns how many were written.
+    An edit notifies only whom it newly mentions: whom the comment answers and the subject's
+    subscribers were told when it was published."""
+    written = 0
+    for event in events:
+        if event.type == POSTED:
+            written += comment_notify(comment_id=event.target_id)
+        elif event.type == EDITED:
+            written += comment_notify(comment_id=event.target_id, subscribers=False)
+        elif event.type == STATUS:
+            _, from_status, to_status, _ = event.fields
+            written += status_change_notify(
+                comment_id=event.target_id, from_status=from_status, to_status=to_status, actor_id=event.actor_id,
+            )
+    return written

@@ -1,0 +1,18 @@
+"""What the notifications app does when the core or moderation reports a change (after its
+commit): hand the event on, and nothing else on the request's path."""
+
+from __future__ import annotations
+
+from . import events, jobs
+
+
+def comment_posted(sender, *, comment_id: int, **kwargs) -> None:
+    jobs.event_enqueue(events.Event.new(events.POSTED, comment_id))
+
+
+def comment_edited(sender, *, comment_id: int, **kwargs) -> None:
+    jobs.event_enqueue(events.Event.new(events.EDITED, comment_id))
+
+
+def comment_status_changed(sender, *, comment_id: int, from_status: str, to_status: str, actor_id: int | None = None, **kwargs) -> None:
+    jobs.event_enqueue(events.Event.new(events.STATUS, comment_id, from_status, to_status, actor_id))

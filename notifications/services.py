@@ -1,0 +1,71 @@
+"""Every write a reader makes to their notifications: reading them, their preferences, the
+subjects they follow or mute. (What the fan-out writes is in ``fanout``; emails in ``mail``;
+webhooks in ``webhooks``.)"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from comments.exceptions import InvalidInput, NotFound
+from comments.models import Subject, User
+
+from .models import DEFAULT_EMAIL, EmailMode, Notification, Preferences, Subscription, SubscriptionState, email_field
+from .queries import preferences_of
+
+
+def notification_mark_read(*, user: User, notification_id: int) -> None:
+    """Mark one of the reader's notifications read (again: no change); ``NotFound`` for another's."""
+    updated = Notification.objects.filter(pk=notification_id, recipient=user, read_at__isnull=True).update(read_at=timezone.now())
+    if not updated and not Notification.objects.filter(pk=notification_id, recipient=user).exists():
+        raise NotFound("Unknown notification.")
+
+
+def notifications_mark_all_read(*, user: User, up_to_id: int | None = None) -> int:
+    """Mark every unread notification of the reader read, or those up to ``up_to_id`` (the
+    newest one the reader has seen: one that arrived meanwhile stays unread). Returns how many."""
+    unread = Notification.objects.filter(recipient=user, read_at__isnull=True)
+    if up_to_id is not None:
+        unread = unread.filter(id__lte=up_to_id)
+    return unread.update(read_at=timezone.now())
+
+
+def preferences_update(
+    *, user: User, language: str | None = None, like_milestones: bool | None = None, email: dict[str, str] | None = None,
+) -> Preferences:
+    """Change some of the reader's preferences (``email``: ``{kind: mode}`` for some kinds).
+    What is already queued follows the new preference: the sender checks it again."""
+    preferences = preferences_of(user.pk)
+    if language is not None:
+        if language not in dict(settings.LANGUAGES):
+            raise InvalidInput("Unknown language.", fields={"language": [f"Must be one of {[code for code, _ in settings.LANGUAGES]}."]})
+        preferences.language = language
+    if like_milestones is not None:
+        preferences.like_milestones = like_milestones
+    for kind, mode in (email or {}).items():
+        if kind not in DEFAULT_EMAIL:
+            raise InvalidInput("Unknown kind.", fields={f"email.{kind}": [f"Must be one of {list(DEFAULT_EMAIL)}."]})
+        if mode not in EmailMode.values:
+            raise InvalidInput("Unknown email mode.", fields={f"email.{kind}": [f"Must be one of {EmailMode.values}."]})
+        setattr(preferences, email_field(kind), mode)
+    preferences.save()
+    return preferences
+
+
+def subscription_set(*, user: User, subject_id: int, state: str) -> str:
+    """Follow a subject (``subscribed``: told of every new top-level comment), mute it
+    (``muted``: no email about it at all), or neither (``none``). Idempotent; returns the state."""
+    if state not in (*SubscriptionState.values, "none"):
+        raise InvalidInput("Unknown state.", fields={"state": [f"Must be one of {[*SubscriptionState.values, 'none']}."]})
+    if not Subject.objects.filter(pk=subject_id).exists():
+        raise NotFound("Unknown subject.")
+    if state == "none":
+        Subscription.objects.filter(user=user, subject_id=subject_id).delete()
+        return state
+    try:
+        with transaction.atomic():
+            Subscription.objects.update_or_create(user=user, subject_id=subject_id, defaults={"state": state})
+    except IntegrityError:  # a concurrent first choice: the later one wins
+        Subscription.objects.filter(user=user, subject_id=subject_id).update(state=state)
+    return state

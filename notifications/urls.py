@@ -1,0 +1,14 @@
+from django.urls import path
+
+import comments.api.urls  # noqa: F401  (registers the "id" path converter)
+
+from . import api
+
+urlpatterns = [
+    path("notifications", api.InboxView.as_view(), name="notifications"),
+    path("notifications/unread_count", api.UnreadCountView.as_view(), name="notifications-unread"),
+    path("notifications/read_all", api.ReadAllView.as_view(), name="notifications-read-all"),
+    path("notifications/preferences", api.PreferencesView.as_view(), name="notifications-preferences"),
+    path("notifications/<id:notification_id>/read", api.ReadView.as_view(), name="notification-read"),
+    path("subjects/<id:subject_id>/subscription", api.SubscriptionView.as_view(), name="subject-subscription"),
+]

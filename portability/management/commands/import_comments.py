@@ -1,0 +1,65 @@
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from comments.models import Site
+from portability import services
+from portability.formats import FormatError
+from portability.models import ImportFormat
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a site's comments from another system's export (or this service's own); "
+        "importing the same file again changes nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="the export: Disqus or WordPress XML, an Isso database, a Remark42 backup, a JSON lines export (.gz too, but Isso)")
+        parser.add_argument("--site", required=True, help="key of the site to import into")
+        parser.add_argument("--format", required=True, help=f"one of {', '.join(ImportFormat.values)}")
+        parser.add_argument(
+            "--workers", type=int, default=1,
+            help="processes converting and rendering bodies, the biggest cost of a big import (default 1)",
+        )
+
+    def handle(self, *args, **options):
+        if options["format"] not in ImportFormat.values:
+            raise CommandError(f"unknown format {options['format']!r}: use one of {', '.join(ImportFormat.values)}")
+        site = Site.objects.filter(key=options["site"]).first()
+        if site is None:
+            raise CommandError(f"unknown site {options['site']!r} (create it with create_site first)")
+        progress = _ProgressLine(self.stdout)
+        try:
+            summary = services.import_file(
+                site=site, format=options["format"], path=options["file"], source_name=options["file"], progress=progress,
+                workers=options["workers"],
+            )
+        except (FormatError, services.ImportBusy) as exc:
+            raise CommandError(f"nothing imported: {exc}") from None
+        for line in summary.lines():
+            self.stdout.write(line)
+
+
+class _ProgressLine:
+    """A line every few seconds: what is being done, how far, and how fast."""
+
+    EVERY = 2.0
+
+    def __init__(self, out):
+        self.out = out
+        self.phase = None
+        self.started = self.shown = 0.0
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if phase != self.phase:
+            self.phase, self.started, self.shown = phase, now, 0.0
+        finished = total is not None and done >= total
+        if now - self.shown < self.EVERY and not finished:
+            return
+        self.shown = now
+        rate = done / max(now - self.started, 1e-6)
+        of = f" of {total:,}" if total is not None else ""
+        what = "records" if phase == "reading" else "comments"
+        self.out.write(f"{phase}: {done:,}{of} {what} ({rate:,.0f}/s)")

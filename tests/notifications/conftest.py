@@ -1,0 +1,69 @@
+"""Fixtures of the notifications suite.
+
+Events reach the fan-out through the Redis stream when the suite has a Redis of live state
+(``settle()`` drains it, as the beat task does), else through a task per event (eager in tests:
+nothing waits). ``road`` runs a test on each road, whatever the suite's mode."""
+
+from __future__ import annotations
+
+import pytest
+
+from comments import services as comment_services
+from notifications.models import Notification
+
+from ..factories import CommentFactory, UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _no_events_of_other_tests(settings):
+    """The stream starts empty: other modules' posts queue events that nobody drains."""
+    from likes import live
+    from notifications.jobs import EVENTS_STREAM
+
+    if settings.LIKES_REDIS_URL and live.client() is not None:
+        live.client().delete(EVENTS_STREAM)
+
+
+@pytest.fixture(params=["stream", "task"])
+def road(request):
+    """Run the test with events on the Redis stream, then with a task per event."""
+    request.getfixturevalue("redis_url" if request.param == "stream" else "no_redis")
+    return request.param
+
+
+def settle() -> None:
+    """Hand on every event waiting in the stream (none waits on the task road)."""
+    from notifications import jobs
+
+    jobs.events_drain()
+
+
+def told(user) -> list[tuple[str, int | None]]:
+    """``(kind, comment id)`` of every notification of ``user``, oldest first."""
+    return list(Notification.objects.filter(recipient=user).order_by("id").values_list("kind", "comment_id"))
+
+
+def post(subject, author, body="A comment", **kwargs):
+    comment = CommentFactory(subject=subject, author=author, body=body, **kwargs)
+    settle()
+    return comment
+
+
+def befriend(a, b) -> None:
+    comment_services.follow_set(follower=a, followee_id=b.pk, following=True)
+    comment_services.follow_set(follower=b, followee_id=a.pk, following=True)
+
+
+@pytest.fixture
+def alice(db):
+    return UserFactory(username="alice", email="alice@example.com")
+
+
+@pytest.fixture
+def bob(db):
+    return UserFactory(username="bob", email="bob@example.com")
+
+
+@pytest.fixture
+def carol(db):
+    return UserFactory(username="carol", email="carol@example.com")

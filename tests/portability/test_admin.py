@@ -1,0 +1,51 @@
+"""Importing by upload in the admin."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from comments.models import Comment
+from portability.models import ImportRun
+
+from ..factories import SiteFactory, UserFactory
+from .conftest import fixture_path
+
+ADD = "/admin/portability/importrun/add/"
+
+
+@pytest.fixture
+def staff_client(client, db):
+    client.force_login(UserFactory(username="root", is_staff=True, is_superuser=True))
+    return client
+
+
+def upload(name: str, content: bytes) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, content, content_type="application/octet-stream")
+
+
+def test_staff_import_an_export_by_upload_and_see_its_summary(staff_client):
+    site = SiteFactory(key="blog")
+    assert b"Import comments" in staff_client.get(ADD).content
+    with open(fixture_path("disqus.xml"), "rb") as export:
+        response = staff_client.post(ADD, {"site": site.pk, "format": "disqus", "file": upload("export.xml", export.read())})
+    run = ImportRun.objects.get()
+    assert response.status_code == 302 and response["Location"].endswith(f"/importrun/{run.pk}/change/")
+    assert Comment.objects.filter(subject__site=site).count() == 9
+    page = staff_client.get(response["Location"]).content.decode()
+    assert "9 comments imported" in page and "bad or missing date" in page
+    assert "export.xml" in staff_client.get("/admin/portability/importrun/").content.decode()
+
+
+def test_an_upload_that_cannot_be_read_says_why_and_imports_nothing(staff_client):
+    site = SiteFactory(key="blog")
+    response = staff_client.post(ADD, {"site": site.pk, "format": "wordpress", "file": upload("x.xml", b"<disqus/>")})
+    assert response.status_code == 200
+    assert "Nothing imported: this is not a WordPress export" in response.content.decode()
+    assert not Comment.objects.exists()
+
+
+def test_site_privacy_settings_are_edited_in_the_admin(staff_client):
+    site = SiteFactory(key="blog")
+    staff_client.post("/admin/portability/siteprivacy/add/", {"site": site.pk, "erasure": "remove"})
+    assert site.privacy.erasure == "remove"
