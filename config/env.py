@@ -117,6 +117,41 @@ def sqlite_database(path: str) -> dict:
     }
 
 
+def email_from_url(url: str | None, var_dir) -> dict:
+    """Django's EMAIL_* settings for an ``EMAIL_URL``.
+
+    ``smtp://user:password@host:587`` (STARTTLS with ``?tls=1``), ``smtps://…:465`` (TLS from the
+    first byte), ``console:`` (messages printed by the process that sends them). Without a URL
+    the messages are written as files under ``var/mail/`` so that a newcomer on the embedded
+    default can open the sign-in links and notifications the service sends.
+    """
+    if not url:
+        return {
+            "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
+            # A path only: Django's file backend creates the folder when it first sends.
+            "EMAIL_FILE_PATH": str(var_dir / "mail"),
+        }
+    parts = urlsplit(url)
+    options = dict(parse_qsl(parts.query))
+    if parts.scheme == "console":
+        return {"EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend"}
+    if parts.scheme not in {"smtp", "smtps"}:
+        raise ImproperlyConfigured(f"EMAIL_URL scheme {parts.scheme!r} is not supported (smtp, smtps, console)")
+    if not parts.hostname:
+        raise ImproperlyConfigured("EMAIL_URL names no host")
+    use_ssl = parts.scheme == "smtps"
+    return {
+        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "EMAIL_HOST": parts.hostname,
+        "EMAIL_PORT": parts.port or (465 if use_ssl else 25),
+        "EMAIL_HOST_USER": unquote(parts.username or ""),
+        "EMAIL_HOST_PASSWORD": unquote(parts.password or ""),
+        "EMAIL_USE_SSL": use_ssl,
+        "EMAIL_USE_TLS": not use_ssl and options.get("tls", "0").lower() in _TRUE,
+        "EMAIL_TIMEOUT": float(options.get("timeout", 10)),
+    }
+
+
 _PERIODS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
 
 

@@ -11,7 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 from . import local_files
-from .env import database_from_url, env_bool, env_float, env_int, env_list, env_str, parse_rate_limits, sqlite_database
+from .env import database_from_url, email_from_url, env_bool, env_float, env_int, env_list, env_str, parse_rate_limits, sqlite_database
 
 BASE_DIR = local_files.BASE_DIR
 VAR_DIR = local_files.var_dir()
@@ -194,6 +194,12 @@ CELERY_BEAT_SCHEDULE = {
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+
+# Email (sign-in links, notifications): EMAIL_URL, see config/env.py; the embedded default
+# writes messages as files under var/mail/.
+globals().update(email_from_url(env_str("EMAIL_URL"), VAR_DIR))
+DEFAULT_FROM_EMAIL = env_str("EMAIL_FROM", "Comments <comments@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 LANGUAGE_CODE = "en"
 # The widget speaks English and Simplified Chinese (data-lang or Accept-Language); the compiled
