@@ -169,11 +169,20 @@ def _domain_message(exc: CommentsError) -> str:
     return gettext("You do not have permission to see this.")
 
 
-def _decorate(items: list[dict], user, mode: str, now, *, root_floors: dict[int, int] | None = None) -> list[dict]:
+def _read_only(subject, viewer) -> bool:
+    """A closed subject is read-only for all but its site's moderators (API.md, "Subjects"):
+    they are shown no button that could only answer ``subject_closed``."""
+    return subject.state == SubjectState.CLOSED and not viewer.is_moderator
+
+
+def _decorate(
+    items: list[dict], user, mode: str, now, *, read_only: bool, root_floors: dict[int, int] | None = None
+) -> list[dict]:
     """What the templates need beyond the API's comment shape: whose it is, whether it may
-    still be edited, whether it is a placeholder, the floor of a reply's top-level comment
-    (``root_floors`` gives those the caller has; the rest come from the page or one query),
-    and (stacked) how its chain is folded."""
+    still be edited, whether it is a placeholder, whether the viewer may act on it at all
+    (``read_only``), the floor of a reply's top-level comment (``root_floors`` gives those the
+    caller has; the rest come from the page or one query), and (stacked) how its chain is
+    folded."""
     user_id = user.pk if getattr(user, "is_authenticated", False) else None
     window = timedelta(seconds=settings.COMMENTS_EDIT_WINDOW)
     shown = [c for item in items for c in (item, *item.get("replies", ()), *(item.get("chain") or ()))]
@@ -186,7 +195,8 @@ def _decorate(items: list[dict], user, mode: str, now, *, root_floors: dict[int,
     for c in shown:
         c["placeholder"] = c["author"] is None and c["status"] in GONE_STATUSES
         c["own"] = user_id is not None and c["author"] is not None and c["author"]["id"] == user_id
-        c["editable"] = c["own"] and not c["placeholder"] and now - c["created_at"] < window
+        c["editable"] = c["own"] and not c["placeholder"] and now - c["created_at"] < window and not read_only
+        c["read_only"] = read_only
         c["under_review"] = c["status"] == Status.PENDING
         c["thread_floor"] = floors.get(c["root_id"])
 
@@ -278,7 +288,7 @@ def _embed_html(request, site: Site, subject, params: dict, *, lang: str, theme:
     origin = params.get("origin", "").rstrip("/")
     parent_origin = origin if origin in safe_origins(site) else ""
     query = _context_query(lang=lang, theme=theme, origin=origin, site=site.key, key=params["key"])
-    items = _decorate(page.items, None, mode, timezone.now()) if page else []
+    items = _decorate(page.items, None, mode, timezone.now(), read_only=_read_only(subject, viewer)) if page else []
     sorts = ("hot", "new") if mode == Mode.TWO_LEVEL else ("old", "new")
     context = {
         "site": site,
@@ -410,7 +420,7 @@ def fragment_comments(request, *, user, lang):
         page = queries.list_comments(
             subject, viewer, mode=mode, sort=sort, limit=params["limit"], cursor=params.get("cursor"), replies=params["replies"]
         )
-        items, next_cursor, count = _decorate(page.items, user, mode, timezone.now()), page.next_cursor, subject.comment_count
+        items, next_cursor, count = _decorate(page.items, user, mode, timezone.now(), read_only=_read_only(subject, viewer)), page.next_cursor, subject.comment_count
     context = {
         "items": items,
         "mode": mode,
@@ -431,7 +441,9 @@ def fragment_replies(request, comment_id: int, *, user, lang):
     page = queries.list_replies(root, viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor"))
     query = {**_fragment_query(request, lang), "sort": params["sort"]}
     context = {
-        "items": _decorate(page.items, user, Mode.FLAT, timezone.now(), root_floors={root.pk: root.floor}),
+        "items": _decorate(
+            page.items, user, Mode.FLAT, timezone.now(), read_only=_read_only(root.subject, viewer), root_floors={root.pk: root.floor}
+        ),
         "mode": Mode.TWO_LEVEL,
         "in_thread": True,
         "root_id": root.pk,
@@ -449,7 +461,7 @@ def fragment_chain(request, comment_id: int, *, user, lang):
     comment, viewer = queries.comment_for_viewer(comment_id, user)
     chain = queries.comment_chain(comment, viewer)[:-1]
     context = {
-        "chain": _decorate(chain, user, Mode.STACKED, timezone.now()),
+        "chain": _decorate(chain, user, Mode.STACKED, timezone.now(), read_only=_read_only(comment.subject, viewer)),
         "query": urlencode(_fragment_query(request, lang)),
     }
     return _fragment(request, "comments/_chain.html", context, site=comment.subject.site, lang=lang)
@@ -476,7 +488,7 @@ def fragment_comment(request, comment_id: int, *, user, lang):
         if mode == Mode.TWO_LEVEL and comment.depth == 0:
             item["replies"] = []
     context = {
-        "items": _decorate([item], user, mode, timezone.now()),
+        "items": _decorate([item], user, mode, timezone.now(), read_only=_read_only(comment.subject, viewer)),
         "mode": mode,
         "in_thread": mode == Mode.TWO_LEVEL and comment.depth > 0,
         "query": urlencode({**_fragment_query(request, lang), "mode": mode}),

@@ -212,6 +212,45 @@ def test_the_edit_button_disappears_after_the_edit_window(web, subject, settings
     assert 'data-action="edit"' not in fragment and 'data-action="delete"' in fragment
 
 
+ACTIONS = ("like", "reply", "edit", "report", "delete")
+
+
+def offered(fragment: str, comment_id: int) -> set[str]:
+    """The buttons the comment ``comment_id`` offers in ``fragment``."""
+    article = re.search(rf'<article[^>]* id="c-{comment_id}".*?</article>', fragment, re.S).group(0)
+    return {action for action in ACTIONS if f'data-action="{action}"' in article}
+
+
+def test_a_closed_discussion_offers_readers_nothing_it_would_refuse(web, subject, moderator):
+    """Closed means read-only for all but the site's moderators (API.md): a reader was still
+    shown Like, Reply, Edit and Report, each answering "This discussion is closed."."""
+    reader = UserFactory()
+    root = CommentFactory(subject=subject, author=reader, body="Mine, from before")
+    other = CommentFactory(subject=subject, body="Someone else's")
+    reply = CommentFactory(subject=subject, reply_to=other, body="A reply")
+    like_services.like_set(comment_id=other.id, user=reader, liked=True)
+    params = {"site": subject.site.key, "key": subject.key}
+    before = text(web.get("/embed/fragments/comments", params, **bearer(reader)))
+    assert offered(before, root.id) == {"like", "reply", "edit", "delete"}
+    assert offered(before, other.id) == {"like", "reply", "report"}
+
+    services.subject_update(subject=subject, actor=moderator, state="closed")
+
+    fragment = text(web.get("/embed/fragments/comments", params, **bearer(reader)))
+    assert offered(fragment, root.id) == {"delete"}  # their own comment is still theirs to remove
+    assert offered(fragment, other.id) == set()
+    # The like count is still told, with the reader's own like.
+    assert re.search(rf'id="c-{other.id}".*?class="cw-like cw-like-closed" data-liked="1".*?cw-like-count">1<', fragment, re.S)
+    replies = text(web.get(f"/embed/fragments/comments/{other.id}/replies", **bearer(reader)))
+    assert offered(replies, reply.id) == set()
+    single = text(web.get(f"/embed/fragments/comments/{reply.id}", {"mode": "stacked"}, **bearer(reader)))
+    assert offered(single, reply.id) == set()
+    assert offered(text(embed(web, subject)), other.id) == set()  # the page as first served
+
+    as_moderator = text(web.get("/embed/fragments/comments", params, **bearer(moderator)))
+    assert offered(as_moderator, other.id) == {"like", "reply", "report"}
+
+
 def test_a_bad_token_on_a_fragment_is_a_401_not_an_anonymous_page(web, subject):
     response = web.get(
         "/embed/fragments/comments", {"site": subject.site.key, "key": subject.key}, HTTP_AUTHORIZATION="Bearer nope"
