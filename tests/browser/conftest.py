@@ -74,10 +74,10 @@ def shot(request):
     """``shot(page, "name")``: save a screenshot of the page's state now; returns the path."""
     test = _slug(request.node.name)
 
-    def take(page, name: str) -> Path:
+    def take(page, name: str, *, full_page: bool = True) -> Path:
         OUTPUT.mkdir(parents=True, exist_ok=True)
         path = OUTPUT / f"{test}--{_slug(name)}.png"
-        page.screenshot(path=str(path), full_page=True)
+        page.screenshot(path=str(path), full_page=full_page)
         return path
 
     return take
@@ -254,22 +254,52 @@ def assert_seen_by_a_person(locator: Locator, *, seconds: float = 10) -> None:
     Gives the page up to ``seconds`` to settle, as a person would."""
     expect(locator).to_be_visible(timeout=seconds * 1000)  # there at all, first
     deadline = time.monotonic() + seconds
+    seen_problem = None  # the last reason found by looking (not a look cut short)
     while True:
         try:
-            problem = _why_a_person_cannot_see(locator, timeout_ms=max(deadline - time.monotonic(), 0.1) * 1000)
+            # Each look gets a few seconds even at the deadline: on a loaded machine a look cut
+            # to the milliseconds left would report its own timeout instead of the reason.
+            problem = seen_problem = _why_a_person_cannot_see(locator, timeout_ms=max(deadline - time.monotonic(), 3) * 1000)
         except PlaywrightError as error:  # replaced while being looked at (a list re-rendered)
             problem = f"it went away while being looked at: {error.message.splitlines()[0]}"
         if problem is None:
             return
         if time.monotonic() > deadline:
-            raise AssertionError(f"a person does not see {locator}: {problem}")
+            raise AssertionError(f"a person does not see {locator}: {seen_problem or problem}")
         locator.page.wait_for_timeout(100)
 
 
+# Counts the pointer presses a frame's document receives (capture phase: before any handler).
+_WATCH_PRESSES = """() => {
+    if (!window.__pressesWatched) {
+        window.__pressesWatched = true;
+        window.__presses = 0;
+        document.addEventListener('pointerdown', () => { window.__presses += 1; }, true);
+    }
+    return window.__presses;
+}"""
+_PRESSES = "() => new Promise((done) => requestAnimationFrame(() => done(window.__presses ?? -1)))"
+
+
 def click(locator: Locator) -> None:
-    """Click ``locator`` as a person does: once they see it, with the mouse (no ``force``)."""
+    """Click ``locator`` as a person does: once they see it, with the mouse (no ``force``).
+
+    In a cross-origin frame, also check that the press reached the frame's document: Chromium
+    can deliver it to the parent page's ``<iframe>`` element instead (see ``snap`` in
+    test_widget.py), and a click delivered nowhere would otherwise fail later, as a state that
+    never changed."""
     assert_seen_by_a_person(locator)
+    frame = locator.element_handle().owner_frame()
+    if frame is None or frame == frame.page.main_frame:
+        locator.click()
+        return
+    before = frame.evaluate(_WATCH_PRESSES)
     locator.click()
+    try:
+        after = frame.evaluate(_PRESSES)
+    except PlaywrightError:  # the click navigated the frame: it arrived
+        return
+    assert after != before, f"the click on {locator} never reached its frame (Chromium gave it to the parent page)"
 
 
 def type_into(field: Locator, text: str) -> None:
