@@ -142,6 +142,9 @@ class MyDataView(ApiView):
 
     @extend_schema(responses={200: UserDataOut, **error_responses(401)}, summary="Everything kept about the current user")
     def get(self, request):
+        """Everything the service keeps about the signed-in user as one JSON document (account,
+        identities, comments with the address they were posted from, likes, reports, sanctions,
+        follows, tokens' dates), as a download. Audited."""
         services.user_data_exported(user=request.user, actor=request.user)
         response = StreamingHttpResponse(queries.user_data_export(request.user), content_type="application/json")
         response["Content-Disposition"] = 'attachment; filename="my-comments-data.json"'
@@ -149,5 +152,8 @@ class MyDataView(ApiView):
 
     @extend_schema(request=None, responses={200: ErasureOut, **error_responses(401)}, summary="Erase the current user's data and close the account")
     def delete(self, request):
+        """Erase the signed-in user: the account closed, tokens revoked, identities, reports and
+        follows removed, likes withdrawn with the counts corrected, comments turned into
+        placeholders (or removed, per the site's setting). Audited."""
         report = services.user_erase(user=request.user, actor=request.user)
         return Response({"erased": report.as_dict()})

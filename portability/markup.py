@@ -121,6 +121,9 @@ class _TreeBuilder:
         children.append(data[position:])
 
 
+_THEMATIC_BREAK = re.compile(r" {0,3}([-*_])(?: *\1){2,} *")
+
+
 def _escape(text: str) -> str:
     return _ESCAPE.sub(lambda m: "\\" + m.group(), text)
 
@@ -291,7 +294,13 @@ def _list(node: _Node, alternate: bool) -> str:
         body = ("\n\n" if loose else "\n").join(_blocks(item)) or ""
         indent = " " * len(marker)
         lines = body.split("\n")
-        out.append(marker + lines[0] + "".join("\n" + (indent + line if line else "") for line in lines[1:]))
+        rest = "".join("\n" + (indent + line if line else "") for line in lines[1:])
+        if _THEMATIC_BREAK.fullmatch(marker + lines[0]):
+            # Items that open with a list of empty items read "- - -", a rule: the item's content
+            # starts on the next line instead.
+            out.append(marker.rstrip() + "\n" + indent + lines[0] + rest)
+        else:
+            out.append(marker + lines[0] + rest)
     return ("\n\n" if loose else "\n").join(out)
 
 

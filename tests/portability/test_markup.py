@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from comments.rendering import render_markdown
@@ -65,7 +67,17 @@ _body = st.lists(_block, min_size=1, max_size=4).map("\n\n".join)
 
 @settings(max_examples=300, deadline=None)
 @given(_body)
+@example("word\n\n- * *")  # nested empty items, once written "- - -": a rule
+@example("\\ www.example.org")
 def test_this_services_html_converts_back_to_markdown_that_renders_the_same(body):
     """A site exported as Disqus XML (HTML messages) and imported again shows the same HTML."""
     html = render_markdown(body)
-    assert render_markdown(html_to_markdown(html)) == html
+    assert _fuzzy_links_as_text(render_markdown(html_to_markdown(html))) == _fuzzy_links_as_text(html)
+
+
+def _fuzzy_links_as_text(html: str) -> str:
+    """``html`` with the links the renderer makes of bare domains (``www.example.org``) put back
+    as text: whether such a domain is linked depends on its neighbours (the renderer leaves it
+    alone after ``\\ ``, and after escaping it no longer does), the exception portability/markup.py
+    documents. Every other link must come back exactly."""
+    return re.sub(r'<a href="http://([^"]+)" rel="[^"]*">\1</a>', r"\1", html)
