@@ -128,7 +128,8 @@ LIKES_REDIS_TIMEOUT = env_float("LIKES_REDIS_TIMEOUT", 0.5)
 # Celery: eager in-process unless a broker is named.
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
-CELERY_BROKER_URL = CELERY_BROKER_URL or "memory://"
+# (memory:// with a host: kombu warns "No hostname was supplied" for a bare memory://.)
+CELERY_BROKER_URL = CELERY_BROKER_URL or "memory://localhost/"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

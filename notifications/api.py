@@ -118,6 +118,10 @@ class InboxView(ApiView):
 
     @extend_schema(parameters=[InboxParams], responses={200: InboxOut, **error_responses(400, 401)}, summary="Your notifications, newest first")
     def get(self, request):
+        """The signed-in reader's notifications (replies, mentions, new comments in followed subjects,
+        moderators' decisions, like milestones), newest first, cursor paged, with the unread count;
+        ``unread=true`` lists only unread ones. Notifications about comments no longer published
+        are left out."""
         params = query_params(request, InboxParams)
         page = queries.inbox(user_id=request.user.pk, limit=params["limit"], cursor=params.get("cursor"), unread_only=params["unread"])
         return Response({"items": page.items, "next_cursor": page.next_cursor, "unread_count": queries.unread_count(request.user.pk)})
@@ -128,6 +132,8 @@ class UnreadCountView(ApiView):
 
     @extend_schema(responses={200: UnreadOut, **error_responses(401)}, summary="How many of your notifications are unread (the badge)")
     def get(self, request):
+        """The number behind the widget's badge: unread notifications about comments still
+        published."""
         return Response({"unread_count": queries.unread_count(request.user.pk)})
 
 
@@ -136,6 +142,8 @@ class ReadView(ApiView):
 
     @extend_schema(request=None, responses={200: UnreadOut, **error_responses(401, 404)}, summary="Mark a notification read (idempotent)")
     def put(self, request, notification_id: int):
+        """Mark one of the reader's notifications read (again: no change) and answer the new unread
+        count; another reader's notification is 404."""
         services.notification_mark_read(user=request.user, notification_id=notification_id)
         return Response({"unread_count": queries.unread_count(request.user.pk)})
 
@@ -145,6 +153,8 @@ class ReadAllView(ApiView):
 
     @extend_schema(request=ReadAllIn, responses={200: ReadAllOut, **error_responses(400, 401)}, summary="Mark all (or all up to an id) read")
     def post(self, request):
+        """Mark every unread notification read, or only those with ``id <= up_to_id`` (the newest the
+        reader has seen, so one arriving meanwhile stays unread); answers how many were marked."""
         data = validated(ReadAllIn, request.data or {})
         marked = services.notifications_mark_all_read(user=request.user, up_to_id=data["up_to_id"])
         return Response({"marked": marked, "unread_count": queries.unread_count(request.user.pk)})
@@ -155,10 +165,14 @@ class PreferencesView(ApiView):
 
     @extend_schema(responses={200: PreferencesOut, **error_responses(401)}, summary="Your notification preferences")
     def get(self, request):
+        """The reader's language for emails, whether they are told of like milestones, and per kind
+        of notification whether it is emailed at once, in the daily digest or never."""
         return Response(queries.present_preferences(queries.preferences_of(request.user.pk)))
 
     @extend_schema(request=PreferencesIn, responses={200: PreferencesOut, **error_responses(400, 401)}, summary="Change some of your notification preferences")
     def patch(self, request):
+        """Change any part of the preferences; an unknown kind or mode, or a value of the wrong type,
+        is 400 and changes nothing."""
         data = validated(PreferencesIn, request.data)
         preferences = services.preferences_update(user=request.user, **data)
         return Response(queries.present_preferences(preferences))
@@ -169,13 +183,17 @@ class SubscriptionView(ApiView):
 
     @extend_schema(responses={200: SubscriptionOut, **error_responses(401, 404)}, summary="Whether you follow or muted a subject")
     def get(self, request, subject_id: int):
+        """Whether the reader follows the subject (told of each new top-level comment), muted it (no
+        email about it at all), or neither."""
         return Response({"state": queries.subscription_state(user_id=request.user.pk, subject_id=subject_id)})
 
     @extend_schema(request=SubscriptionIn, responses={200: SubscriptionOut, **error_responses(400, 401, 404)}, summary="Follow (or mute) a subject")
     def put(self, request, subject_id: int):
+        """Follow the subject (``state`` defaults to ``subscribed``) or mute it."""
         data = validated(SubscriptionIn, request.data or {})
         return Response({"state": services.subscription_set(user=request.user, subject_id=subject_id, state=data["state"])})
 
     @extend_schema(request=None, responses={200: SubscriptionOut, **error_responses(401, 404)}, summary="Neither follow nor mute a subject")
     def delete(self, request, subject_id: int):
+        """Back to the default for the subject: neither followed nor muted."""
         return Response({"state": services.subscription_set(user=request.user, subject_id=subject_id, state="none")})
