@@ -1,6 +1,6 @@
 """Django admin for the comment core, usable by a moderator: comment rows show the text, the
 subject and the author; filters by status, flags and site; search by text, author and id.
-Status changes go through the service, so counters stay right."""
+Moderators' actions on comments are added by the moderation app (its admin), through its rules."""
 
 from django import forms
 from django.contrib import admin, messages
@@ -10,7 +10,7 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from . import origins, services
-from .models import ApiToken, Comment, CommentContent, ExternalIdentity, Follow, Site, Status, Subject, User
+from .models import ApiToken, Comment, CommentContent, ExternalIdentity, Follow, Site, Subject, User
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -113,17 +113,6 @@ class CommentContentInline(admin.StackedInline):
         return format_html("<div>{}</div>", obj.html)  # html is sanitized by nh3 at write time
 
 
-def _status_action(status: str):
-    def action(modeladmin, request, queryset):
-        for comment_id in queryset.values_list("pk", flat=True):
-            services.comment_set_status(comment_id=comment_id, to_status=status, actor=request.user)
-        modeladmin.message_user(request, f"Marked {queryset.count()} comment(s) {status}.", messages.SUCCESS)
-
-    action.__name__ = f"mark_{status}"
-    action.short_description = f"Mark selected comments {status}"
-    return action
-
-
 @admin.register(Comment)
 class CommentAdmin(admin.ModelAdmin):
     list_display = ("id", "excerpt", "author", "subject", "depth", "floor", "status", "pinned", "featured", "like_count", "reply_count", "created_at")
@@ -139,7 +128,8 @@ class CommentAdmin(admin.ModelAdmin):
     inlines = [CommentContentInline]
     date_hierarchy = "created_at"
     show_full_result_count = False
-    actions = [_status_action(s) for s in (Status.PUBLISHED, Status.PENDING, Status.DELETED, Status.REJECTED)]
+    # Moderator actions on selected comments come from the moderation app (moderation/admin.py),
+    # which goes through its rules and audit log as the console and the API do.
 
     @admin.display(description="Comment")
     def excerpt(self, obj):

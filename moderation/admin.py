@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 
-from comments.admin import ReadOnlyAdmin
+from comments.admin import CommentAdmin, ReadOnlyAdmin
 from comments.exceptions import CommentsError
+from comments.models import Comment
 
 from . import actions, services
 from .models import AuditEntry, Report, ReviewTask, Sanction, WordEntry
@@ -82,20 +83,46 @@ class ReportAdmin(admin.ModelAdmin):
         return False
 
 
+def _moderate_each(modeladmin, request, comment_ids, action_name: str) -> None:
+    """``action_name`` on each comment through moderation's actions (rules, claims, review tasks
+    closed, the audit log), as the console and the API take it; a refusal is told, not raised."""
+    done = 0
+    for comment_id in comment_ids:
+        try:
+            actions.comment_moderate(comment_id=comment_id, actor=request.user, action=action_name)
+            done += 1
+        except CommentsError as exc:
+            modeladmin.message_user(request, f"comment {comment_id}: {exc.message}", messages.WARNING)
+    modeladmin.message_user(request, f"{action_name}: {done} comment(s)")
+
+
 def _decide(action_name: str):
     def decide(modeladmin, request, queryset):
-        done = 0
-        for task in queryset.filter(state="open"):
-            try:
-                actions.comment_moderate(comment_id=task.comment_id, actor=request.user, action=action_name)
-                done += 1
-            except CommentsError as exc:
-                modeladmin.message_user(request, f"comment {task.comment_id}: {exc.message}", messages.WARNING)
-        modeladmin.message_user(request, f"{action_name}: {done} comment(s)")
+        _moderate_each(modeladmin, request, queryset.filter(state="open").values_list("comment_id", flat=True), action_name)
 
     decide.short_description = f"{action_name.capitalize()} the comments of the selected tasks"
     decide.__name__ = f"decide_{action_name}"
     return decide
+
+
+def _moderate(action_name: str):
+    def moderate(modeladmin, request, queryset):
+        _moderate_each(modeladmin, request, queryset.values_list("pk", flat=True), action_name)
+
+    moderate.short_description = f"{action_name.capitalize()} the selected comments"
+    moderate.__name__ = f"moderate_{action_name}"
+    return moderate
+
+
+admin.site.unregister(Comment)
+
+
+@admin.register(Comment)
+class ModeratedCommentAdmin(CommentAdmin):
+    """The core's comment admin with moderators' actions: once these were bare status changes
+    that skipped the rules (a claimed task, an allowed transition) and wrote no audit entry."""
+
+    actions = [_moderate(name) for name in ("approve", "reject", "delete", "restore", "shadow", "pin", "unpin", "feature", "unfeature")]
 
 
 @admin.register(ReviewTask)

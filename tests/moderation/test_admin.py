@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -66,3 +68,33 @@ def test_the_admin_names_every_model_in_plain_english_plurals(browser):
     assert wrong == {}
     index = browser.get("/admin/").content.decode()
     assert "Audit entries" in index and "Word entries" in index and "entrys" not in index
+
+
+def test_comments_are_moderated_in_bulk_through_moderations_rules_and_audited(browser, subject):
+    """The comment list's actions once set statuses bare: no audit entry, no review task closed,
+    any transition allowed."""
+    held = CommentFactory(subject=subject)
+    comment_set_status(comment_id=held.id, to_status="pending")
+    task = review_task_open(comment_id=held.id, reasons=["policy:pre"])
+    deleted = CommentFactory(subject=subject)
+    comment_set_status(comment_id=deleted.id, to_status="deleted")
+
+    response = browser.post("/admin/comments/comment/", {"action": "moderate_approve", "_selected_action": [held.id, deleted.id]})
+
+    assert response.status_code == 302
+    assert Comment.objects.get(pk=held.id).status == "published"
+    assert Comment.objects.get(pk=deleted.id).status == "deleted"  # approving a deleted comment is refused
+    assert ReviewTask.objects.get(pk=task.pk).state == "done"
+    entry = AuditEntry.objects.get()
+    assert (entry.action, entry.comment_id, entry.from_status, entry.to_status, entry.actor.username) == (
+        "approve", held.id, "pending", "published", "root"
+    )
+    messages = [m.message for m in response.wsgi_request._messages]
+    assert f"comment {deleted.id}: A deleted comment cannot be given 'approve'." in messages
+    assert "approve: 1 comment(s)" in messages
+
+
+def test_the_comment_list_offers_moderators_actions_only(browser):
+    response = browser.get("/admin/comments/comment/")
+    offered = set(re.findall(r'<option value="(moderate_\w+|mark_\w+)"', response.content.decode()))
+    assert offered == {f"moderate_{name}" for name in ("approve", "reject", "delete", "restore", "shadow", "pin", "unpin", "feature", "unfeature")}
