@@ -240,6 +240,11 @@ REST_FRAMEWORK = {
     # The API speaks JSON only: no ``?format=``, so the content negotiation of a request does
     # not parse its query string (a hot page is answered without ever parsing it).
     "URL_FORMAT_OVERRIDE": None,
+    # How many proxies of ours stand in front (nginx: 1). The client's address is then the one
+    # the outermost of them saw, taken from the right of X-Forwarded-For; with 0 the header is
+    # ignored, since any client could write it. One reading for rate limits and for the address
+    # kept with a comment (comments.api.views.client_ip).
+    "NUM_PROXIES": env_int("COMMENTS_TRUSTED_PROXIES", 0),
 }
 if DEBUG:
     REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append("rest_framework.renderers.BrowsableAPIRenderer")

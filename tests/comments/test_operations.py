@@ -4,6 +4,8 @@ from rest_framework.test import APIClient
 
 from config.env import database_from_url, parse_rate_limits
 
+from comments.models import CommentContent
+
 from ..factories import UserFactory
 
 
@@ -52,6 +54,36 @@ def test_login_attempts_are_rate_limited(settings, db):
     client = APIClient()
     codes = [client.post("/api/v1/auth/token", {"username": "x", "password": "y"}, format="json").status_code for _ in range(4)]
     assert codes == [401, 401, 401, 429]
+
+
+def test_a_client_cannot_choose_the_address_it_is_counted_and_kept_by(settings, client_for, subject):
+    """X-Forwarded-For was read whole, as the client wrote it: a new value per request escaped
+    the sign-in limit, and the address kept with a comment was the server's own peer."""
+    settings.RATE_LIMITS = {"login": (2, 60)}
+    client = APIClient(REMOTE_ADDR="203.0.113.7")
+    codes = [
+        client.post("/api/v1/auth/token", {"username": "x", "password": "y"}, format="json", HTTP_X_FORWARDED_FOR=f"10.0.0.{n}").status_code
+        for n in range(3)
+    ]
+    assert codes == [401, 401, 429]
+
+    author = client_for(UserFactory())
+    url = f"/api/v1/subjects/{subject.id}/comments"
+    posted = author.post(url, {"body": "direct"}, format="json", REMOTE_ADDR="203.0.113.7", HTTP_X_FORWARDED_FOR="198.51.100.1")
+    assert CommentContent.objects.get(comment_id=posted.json()["id"]).author_ip == "203.0.113.7"
+
+
+def test_behind_trusted_proxies_the_client_is_the_address_the_outermost_proxy_saw(settings, client_for, subject):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    author = client_for(UserFactory())
+    url = f"/api/v1/subjects/{subject.id}/comments"
+    # The client wrote the first entry; nginx appended (or replaced the header with) what it saw.
+    posted = author.post(url, {"body": "via nginx"}, format="json", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="6.6.6.6, 198.51.100.1")
+    assert CommentContent.objects.get(comment_id=posted.json()["id"]).author_ip == "198.51.100.1"
+    # A proxy count that does not match the proxies yields garbage, which is not kept (nor a 500).
+    garbage = author.post(url, {"body": "misconfigured"}, format="json", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="not-an-address")
+    assert garbage.status_code == 201
+    assert CommentContent.objects.get(comment_id=garbage.json()["id"]).author_ip is None
 
 
 def test_session_clients_need_the_csrf_token(subject):
