@@ -157,9 +157,12 @@ def test_rundemo_on_another_host_port_lets_that_port_frame_the_widget(db, monkey
 
     from demo.management.commands import rundemo
 
-    from ..factories import SiteFactory
+    from comments.models import Subject
 
-    SiteFactory(key="demo", allowed_origins=["http://127.0.0.1:8001", "http://localhost:8001"])
+    from ..factories import SiteFactory, SubjectFactory
+
+    site = SiteFactory(key="demo", allowed_origins=["http://127.0.0.1:8001", "http://localhost:8001"])
+    subject = SubjectFactory(site=site, key="article:x", url="http://127.0.0.1:8001/a/article%3Ax")
     served = []
     monkeypatch.setattr(rundemo, "call_command", lambda *args, **kwargs: served.append(args))  # not the real runserver
     out = StringIO()
@@ -170,6 +173,8 @@ def test_rundemo_on_another_host_port_lets_that_port_frame_the_widget(db, monkey
     frame_ancestors = Client().get("/embed/", {"site": "demo", "key": "article:x"})["Content-Security-Policy"].split("frame-ancestors ")[1]
     assert frame_ancestors.split() == [f"http://127.0.0.1:{port}", f"http://localhost:{port}"]
     assert f'href="http://127.0.0.1:{port}/"' in Client().get("/").content.decode()  # the front page's link follows
+    # and so do the subjects' URLs (they led to the article on :8001, where nothing answers)
+    assert Subject.objects.get(pk=subject.pk).url == f"http://127.0.0.1:{port}/a/article%3Ax"
 
 
 def test_the_seeded_subjects_urls_lead_to_their_articles_on_the_demo_host_page(db):

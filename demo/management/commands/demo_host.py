@@ -173,6 +173,9 @@ class Command(BaseCommand):
         server = make_host_server(
             host_app(service=options["service"], site=site.key, secret=site.sso_secret), options["bind"], options["port"]
         )
+        from ...services import demo_host_moved
+
+        demo_host_moved(site=site, origins=demo_origins(options["bind"], server.server_port), article_path=article_path)
         self.stdout.write(f"Demo host page: http://{options['bind']}:{server.server_port}/  (embeds {options['service']})")
         try:
             server.serve_forever()

@@ -1,17 +1,18 @@
 """The demo in one command: the service (``runserver``) and, in a thread, the demo host page
 on another port, so the widget is seen the way a customer's readers see it. The demo site's
-allowed origins follow the host page's port, or its frame would be refused."""
+allowed origins follow the host page's port, or its frame would be refused, and so do its
+subjects' URLs."""
 
 import threading
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from comments import services
 from comments.models import Site
 from comments.queries import DEMO_SITE_KEY
 
-from .demo_host import DEMO_HOST_PORT, demo_origins, host_app, make_host_server
+from ...services import demo_host_moved
+from .demo_host import DEMO_HOST_PORT, article_path, demo_origins, host_app, make_host_server
 
 
 class Command(BaseCommand):
@@ -31,7 +32,7 @@ class Command(BaseCommand):
             return
         server = make_host_server(host_app(service=service, site=site.key, secret=site.sso_secret), bind, options["host_port"])
         host_port = server.server_port
-        services.site_set_allowed_origins(site=site, origins=demo_origins(bind, host_port))
+        demo_host_moved(site=site, origins=demo_origins(bind, host_port), article_path=article_path)
         threading.Thread(target=server.serve_forever, name="demo-host", daemon=True).start()
         self.stdout.write(f"Comment service:  {service}/   (API docs {service}/api/v1/docs/)")
         self.stdout.write(f"Demo host page:   http://{bind}:{host_port}/   (a customer's site embedding the widget)")
