@@ -99,6 +99,46 @@ def mark_down(exc: BaseException) -> None:
     _recovering = True
 
 
+def stream_add(stream: str, fields: dict) -> bool:
+    """Queue one entry on ``stream`` in this Redis (moderation's second checks, notifications'
+    events): a fraction of a broker publish for the request. False without that Redis, or while
+    it fails: the caller then hands the work to a Celery task of its own."""
+    r = client()
+    if r is None:
+        return False
+    try:
+        r.xadd(stream, fields)
+        return True
+    except ERRORS as exc:
+        mark_down(exc)
+        return False
+
+
+def stream_drain(stream: str, handle, *, batch: int, reclaim_seconds: float, max_seconds: float) -> int:
+    """Work through what waits on ``stream`` (queued by ``stream_add``), a batch at a time, until
+    it is empty or ``max_seconds`` have passed; returns the sum of what ``handle`` returned.
+
+    ``handle(entries)`` gets a batch's ``[(entry id, fields)]`` and must have committed all it
+    causes when it returns: only then is the batch acknowledged, so entries read by a worker that
+    died are taken over by a later drain after ``reclaim_seconds`` (``handle`` must therefore be
+    idempotent)."""
+    r = client()
+    if r is None:
+        return 0
+    consumer = consumer_name()
+    reclaim_ms = int(reclaim_seconds * 1000)
+    handled = 0
+    started = time.monotonic()
+    while time.monotonic() - started < max_seconds:
+        entries = read_events(r, stream, consumer, batch, reclaim_ms)
+        if not entries:
+            break
+        handled += handle(entries)
+        forget_entries(r, stream, [entry_id for entry_id, _ in entries])
+    drop_idle_consumers(r, stream)
+    return handled
+
+
 def take_recovery() -> bool:
     """True once after Redis came back from being down in this process: the caller then drops
     the Redis state of comments written to the database meanwhile."""

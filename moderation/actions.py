@@ -2,19 +2,26 @@
 may be taken, ``execute()`` locks the comment, checks, takes the action, closes the comment's
 open review tasks and writes exactly one audit entry, all in one transaction. Status changes go through the core's one
 transition (``comment_set_status``), flags through ``comment_set_flags``, so counters,
-placeholders and visibility stay right.
+placeholders and visibility stay right. ``top_comments_feature`` is the one decision taken by
+the system on a schedule.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from comments.exceptions import InvalidInput, NotFound, PermissionDenied
+from comments.ids import id_floor_at
 from comments.models import GONE_STATUSES, Comment, Status, User
 from comments.queries import is_site_moderator
 from comments.services import comment_lock, comment_set_flags, comment_set_status
 
-from .services import audit_write, reports_dismiss, task_claim_check, tasks_close
+from .models import AuditEntry
+from .services import audit_write, reports_dismiss, review_task_claim_check, review_tasks_close
 
 
 class ModerationAction:
@@ -33,7 +40,7 @@ class ModerationAction:
             return
         if not is_site_moderator(self.actor, self.comment.subject.site):
             raise PermissionDenied("Only moderators of this site may do that.")
-        task_claim_check(comment_id=self.comment.pk, moderator=self.actor)
+        review_task_claim_check(comment_id=self.comment.pk, moderator=self.actor)
 
     def change(self) -> tuple[str | None, str | None]:
         """Make the change; returns the status before and after (None for flag changes)."""
@@ -47,7 +54,7 @@ class ModerationAction:
             self.comment = comment_lock(self.comment.pk)
             self.check()
             from_status, to_status = self.change()
-            tasks_close(comment_id=self.comment.pk, actor=self.actor, decision=self.name)
+            review_tasks_close(comment_id=self.comment.pk, actor=self.actor, decision=self.name)
             audit_write(
                 site_id=self.comment.subject.site_id, actor=self.actor, action=self.name,
                 comment_id=self.comment.pk, from_status=from_status, to_status=to_status, reason=self.reason,
@@ -155,3 +162,27 @@ def comment_moderate(*, comment_id: int, actor: User, action: str, reason: str =
     if comment is None:
         raise NotFound("Unknown comment.")
     return cls(comment=comment, actor=actor, reason=reason).execute()
+
+
+def top_comments_feature(*, hours: int = 24) -> int:
+    """Feature the "god comments" (神评论) of active subjects. The rule: in each subject with a
+    comment in the last ``hours``, the ``MODERATION_FEATURE_PER_SUBJECT`` most-liked published
+    comments with at least ``MODERATION_FEATURE_MIN_LIKES`` likes, except any a moderator
+    unfeatured (their decision stands). Returns how many were featured."""
+    since = id_floor_at(timezone.now() - timedelta(hours=hours))
+    subjects = Comment.objects.filter(id__gte=since).values_list("subject_id", flat=True).distinct()
+    overruled = AuditEntry.objects.filter(action="unfeature", actor__isnull=False).values("comment_id")
+    featured = 0
+    for subject_id in subjects.iterator():
+        top = list(
+            Comment.objects.filter(subject_id=subject_id, status=Status.PUBLISHED, like_count__gte=settings.MODERATION_FEATURE_MIN_LIKES)
+            .exclude(id__in=overruled)
+            .select_related("subject__site")
+            .order_by("-like_count", "id")[: settings.MODERATION_FEATURE_PER_SUBJECT]
+        )
+        for comment in top:
+            if not comment.featured:
+                Feature(comment=comment, actor=None, reason="top comment").execute()
+                featured += 1
+    return featured
+

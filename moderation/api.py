@@ -160,13 +160,13 @@ class TaskClaimView(ApiView):
     def put(self, request, task_id: int):
         """Claim a review task for ``MODERATION_CLAIM_SECONDS``, so no other moderator acts on its
         comment meanwhile; 403 while another moderator's claim runs."""
-        task = services.task_claim(task_id=task_id, moderator=request.user)
+        task = services.review_task_claim(task_id=task_id, moderator=request.user)
         return Response({"id": task.pk, "claimed_by": comment_queries.present_user(request.user), "claim_expires_at": task.claim_expires_at})
 
     @extend_schema(request=None, responses={204: None, **error_responses(401, 403, 404)}, summary="Give a claimed task back")
     def delete(self, request, task_id: int):
         """Give a claimed task back before its claim runs out."""
-        services.task_release(task_id=task_id, moderator=request.user)
+        services.review_task_release(task_id=task_id, moderator=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -17,32 +17,10 @@ from comments.models import Comment, Site, Status, User
 from comments.queries import is_site_moderator
 from comments.services import check_subject_open, comment_lock, comment_set_status
 
-from . import words
+from . import signals, words
 from .queries import SANCTIONS, standing_of
 from .models import AuditEntry, Report, ReviewTask, Sanction, SanctionKind, TaskState, WordAction, WordEntry
 from .wordfilter import normalize_word
-
-
-RECHECK_STREAM = "md:recheck"  # queued second checks, in the Redis of like state
-
-
-def recheck_request(comment_id: int) -> None:
-    """Queue the second check of a new or edited comment (``jobs.rechecks_run_queued`` runs
-    them in batches): one entry on a Redis stream, which costs the request a fraction of a
-    broker publish and the worker a fraction of a task per comment. Without that Redis (the
-    embedded default), or while it fails, one task per comment."""
-    from likes import live
-
-    from .tasks import recheck_comment
-
-    r = live.client()
-    if r is not None:
-        try:
-            r.xadd(RECHECK_STREAM, {"c": comment_id})
-            return
-        except live.ERRORS as exc:
-            live.mark_down(exc)
-    recheck_comment.delay(comment_id)
 
 
 def participation_check(site_id: int, user_id: int) -> None:
@@ -105,12 +83,11 @@ def word_delete(*, actor: User, entry: WordEntry) -> None:
 
 
 def _word_list_changed(site_id: int | None, *, rescan: bool) -> None:
-    """Every process drops its automatons; a new word also re-scans the recent comments."""
+    """Every process drops its automatons; a new word also re-scans the recent comments (by
+    ``receivers.word_added``, which hands it to a task)."""
     words.word_list_changed()
     if rescan:
-        from .tasks import rescan_recent
-
-        rescan_recent.delay(site_id)
+        signals.word_added.send(sender=WordEntry, site_id=site_id)
 
 
 # --- sanctions -----------------------------------------------------------------------------
@@ -144,7 +121,7 @@ def sanction_delete(*, actor: User, sanction: Sanction) -> None:
 # --- review tasks --------------------------------------------------------------------------
 
 
-def task_priority(*, reasons: list[str], reporters: int, author_trusted: bool) -> int:
+def review_task_priority(*, reasons: list[str], reporters: int, author_trusted: bool) -> int:
     """How urgent a task is: each distinct reporter weighs most, then what the filters found;
     a trusted author's comment sinks. (Documented in the README's moderation section.)"""
     priority = 20 * reporters
@@ -170,14 +147,14 @@ def review_task_open(*, comment_id: int, reasons: list[str]) -> ReviewTask | Non
     with transaction.atomic():
         reporters = Report.objects.filter(comment_id=comment_id).count()
         for _ in range(3):  # again only if the open task was closed between the two steps
-            priority = task_priority(reasons=reasons, reporters=reporters, author_trusted=trusted)
+            priority = review_task_priority(reasons=reasons, reporters=reporters, author_trusted=trusted)
             task = _insert_open_task(comment_id=comment_id, site_id=site_id, reasons=reasons, priority=priority)
             if task is not None:
                 return task
             task = ReviewTask.objects.select_for_update().filter(comment_id=comment_id, state=TaskState.OPEN).first()
             if task is not None:
                 task.reasons = list(dict.fromkeys([*task.reasons, *reasons]))
-                task.priority = task_priority(reasons=task.reasons, reporters=reporters, author_trusted=trusted)
+                task.priority = review_task_priority(reasons=task.reasons, reporters=reporters, author_trusted=trusted)
                 task.save(update_fields=["reasons", "priority"])
                 return task
     raise RuntimeError(f"comment {comment_id}: an open review task could be neither inserted nor found")
@@ -210,7 +187,7 @@ def _insert_open_task(*, comment_id: int, site_id: int, reasons: list[str], prio
     return task
 
 
-def task_claim(*, task_id: int, moderator: User) -> ReviewTask:
+def review_task_claim(*, task_id: int, moderator: User) -> ReviewTask:
     """Claim an open task for ``MODERATION_CLAIM_SECONDS``; refused while another moderator's
     claim runs. One statement, so two moderators never both win."""
     now = timezone.now()
@@ -229,13 +206,13 @@ def task_claim(*, task_id: int, moderator: User) -> ReviewTask:
     return task
 
 
-def task_release(*, task_id: int, moderator: User) -> None:
+def review_task_release(*, task_id: int, moderator: User) -> None:
     ReviewTask.objects.filter(pk=task_id, claimed_by=moderator, state=TaskState.OPEN).update(
         claimed_by=None, claim_expires_at=None
     )
 
 
-def claims_expire() -> int:
+def review_task_claims_expire() -> int:
     """Free the claims whose lease ran out (the queue also ignores them; this keeps the rows
     tidy)."""
     return ReviewTask.objects.filter(state=TaskState.OPEN, claim_expires_at__lte=timezone.now()).update(
@@ -243,7 +220,7 @@ def claims_expire() -> int:
     )
 
 
-def tasks_close(*, comment_id: int, actor: User | None, decision: str) -> int:
+def review_tasks_close(*, comment_id: int, actor: User | None, decision: str) -> int:
     """Close every open task of the comment; call inside the decision's transaction."""
     return ReviewTask.objects.filter(comment_id=comment_id, state=TaskState.OPEN).update(
         state=TaskState.DONE, decided_by=actor, decision=decision, decided_at=timezone.now(),
@@ -309,7 +286,7 @@ def reports_dismiss(*, comment_id: int) -> Counter[str]:
     return reasons
 
 
-def task_claim_check(*, comment_id: int, moderator: User) -> None:
+def review_task_claim_check(*, comment_id: int, moderator: User) -> None:
     """Refuse a moderator's action on a comment whose open review task another moderator
     holds (a claim still running), so two moderators never work one task: every moderation
     action checks it (``actions.ModerationAction.check``). The holder's own actions and

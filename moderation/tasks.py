@@ -1,37 +1,36 @@
-"""Celery tasks of moderation: thin, idempotent, acknowledged late; the services do the work."""
+"""Celery tasks of moderation: thin, idempotent, acknowledged late; the services, the rechecks
+and the actions do the work."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from . import jobs
+from . import actions, rechecks, services
 
 
 @shared_task(name="moderation.recheck_comment", acks_late=True, ignore_result=True)
 def recheck_comment(comment_id: int) -> list[str]:
     """The second, slower look at a new or edited comment, off the request path."""
-    return jobs.comment_recheck(comment_id=comment_id)
+    return rechecks.comment_recheck(comment_id=comment_id)
 
 
 @shared_task(name="moderation.recheck_queued", acks_late=True, ignore_result=True)
 def recheck_queued() -> int:
     """The second checks queued in Redis, in batches (beat, every ``MODERATION_RECHECK_INTERVAL``)."""
-    return jobs.rechecks_run_queued()
+    return rechecks.rechecks_run_queued()
 
 
 @shared_task(name="moderation.rescan_recent", acks_late=True, ignore_result=True)
 def rescan_recent(site_id: int | None = None, hours: int = 24) -> int:
     """After a word list change: recent comments checked against the new list."""
-    return jobs.comments_rescan(site_id=site_id, hours=hours)
+    return rechecks.comments_rescan(site_id=site_id, hours=hours)
 
 
 @shared_task(name="moderation.feature_top_comments", acks_late=True, ignore_result=True)
 def feature_top_comments(hours: int = 24) -> int:
-    return jobs.top_comments_feature(hours=hours)
+    return actions.top_comments_feature(hours=hours)
 
 
 @shared_task(name="moderation.expire_claims", acks_late=True, ignore_result=True)
 def expire_claims() -> int:
-    from .services import claims_expire
-
-    return claims_expire()
+    return services.review_task_claims_expire()

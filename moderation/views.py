@@ -1,6 +1,6 @@
 """The moderation console (``/console/``): Django templates over the same queries and services
 as the moderation API (``moderation/api.py``): the queue is ``queries.review_queue``, every
-decision ``actions.comment_moderate``, claims ``services.task_claim``/``task_release``, words,
+decision ``actions.comment_moderate``, claims ``services.review_task_claim``/``review_task_release``, words,
 sanctions and the audit log their services and queries. Views validate input with a form,
 call one service or query, and render or redirect; they hold no rule of their own.
 
@@ -255,9 +255,9 @@ def act(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console_page
-def task_claim(request: HttpRequest, task_id: int) -> HttpResponse:
+def review_task_claim(request: HttpRequest, task_id: int) -> HttpResponse:
     try:
-        task = services.task_claim(task_id=task_id, moderator=request.user)
+        task = services.review_task_claim(task_id=task_id, moderator=request.user)
     except DomainPermissionDenied as exc:
         holder = queries.task_claim_holder(user=request.user, task_id=task_id)
         if _wants_json(request):
@@ -272,8 +272,8 @@ def task_claim(request: HttpRequest, task_id: int) -> HttpResponse:
 
 @require_POST
 @console_page
-def task_release(request: HttpRequest, task_id: int) -> HttpResponse:
-    services.task_release(task_id=task_id, moderator=request.user)
+def review_task_release(request: HttpRequest, task_id: int) -> HttpResponse:
+    services.review_task_release(task_id=task_id, moderator=request.user)
     if _wants_json(request):
         return JsonResponse({"id": task_id, "claimed_by": None})
     messages.success(request, _("You gave the task back."))

@@ -12,9 +12,9 @@ task of its own, eager in the embedded default."""
 
 from __future__ import annotations
 
-import time
-
 from django.conf import settings
+
+from likes import live
 
 from . import fanout
 from .events import Event
@@ -24,21 +24,11 @@ EVENTS_BATCH = 500  # events read, handled and acknowledged together
 EVENTS_MAX_SECONDS = 30.0  # a drain stops taking batches after this long; the next run goes on
 
 
-def event_enqueue(event: Event) -> None:
-    """Hand an event to the workers: one entry on the events stream, or, without that Redis,
-    a task of its own on the ``notifications`` queue."""
-    from likes import live
-
-    from .tasks import handle_event
-
-    r = live.client()
-    if r is not None:
-        try:
-            r.xadd(EVENTS_STREAM, {"e": event.text()})
-            return
-        except live.ERRORS as exc:
-            live.mark_down(exc)
-    handle_event.delay(event.text())
+def event_enqueue(event: Event) -> bool:
+    """Hand an event to the workers: one entry on the events stream. False without that Redis:
+    the caller hands it to a task of its own (``tasks.handle_event``) on the ``notifications``
+    queue."""
+    return live.stream_add(EVENTS_STREAM, {"e": event.text()})
 
 
 def events_handle(events: list[Event]) -> int:
@@ -50,23 +40,14 @@ def events_drain() -> int:
     """Handle the events waiting in the stream, a batch at a time, until it is empty or
     ``EVENTS_MAX_SECONDS`` have passed; returns how many events were handled. Entries read by a
     worker that died are taken over after ``NOTIFICATIONS_EVENTS_RECLAIM`` seconds."""
-    from likes import live
+    return live.stream_drain(
+        EVENTS_STREAM, _handle_entries, batch=EVENTS_BATCH,
+        reclaim_seconds=settings.NOTIFICATIONS_EVENTS_RECLAIM, max_seconds=EVENTS_MAX_SECONDS,
+    )
 
-    r = live.client()
-    if r is None:
-        return 0
-    consumer = live.consumer_name()
-    reclaim_ms = int(settings.NOTIFICATIONS_EVENTS_RECLAIM * 1000)
-    handled = 0
-    started = time.monotonic()
-    while time.monotonic() - started < EVENTS_MAX_SECONDS:
-        entries = live.read_events(r, EVENTS_STREAM, consumer, EVENTS_BATCH, reclaim_ms)
-        if not entries:
-            break
-        events = [Event.parse(fields[1]) for _, fields in entries if len(fields) == 2 and fields[0] == "e"]
-        events = [e for e in events if e is not None]
-        events_handle(events)
-        live.forget_entries(r, EVENTS_STREAM, [entry_id for entry_id, _ in entries])
-        handled += len(events)
-    live.drop_idle_consumers(r, EVENTS_STREAM)
-    return handled
+
+def _handle_entries(entries: list[tuple[str, list]]) -> int:
+    events = [Event.parse(fields[1]) for _, fields in entries if len(fields) == 2 and fields[0] == "e"]
+    events = [e for e in events if e is not None]
+    events_handle(events)
+    return len(events)

@@ -3,16 +3,22 @@ commit): hand the event on, and nothing else on the request's path."""
 
 from __future__ import annotations
 
-from . import events, jobs
+from . import events, jobs, tasks
+
+
+def _hand_on(event: events.Event) -> None:
+    """On the events stream, or without its Redis a task of its own."""
+    if not jobs.event_enqueue(event):
+        tasks.handle_event.delay(event.text())
 
 
 def comment_posted(sender, *, comment_id: int, **kwargs) -> None:
-    jobs.event_enqueue(events.Event.new(events.POSTED, comment_id))
+    _hand_on(events.Event.new(events.POSTED, comment_id))
 
 
 def comment_edited(sender, *, comment_id: int, **kwargs) -> None:
-    jobs.event_enqueue(events.Event.new(events.EDITED, comment_id))
+    _hand_on(events.Event.new(events.EDITED, comment_id))
 
 
 def comment_status_changed(sender, *, comment_id: int, from_status: str, to_status: str, actor_id: int | None = None, **kwargs) -> None:
-    jobs.event_enqueue(events.Event.new(events.STATUS, comment_id, from_status, to_status, actor_id))
+    _hand_on(events.Event.new(events.STATUS, comment_id, from_status, to_status, actor_id))

@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from comments import services
 from comments.exceptions import InvalidInput, PermissionDenied
 from comments.models import Comment, CommentContent, Status
-from moderation import jobs, words
+from moderation import rechecks, words
 from moderation.actions import comment_moderate
 from moderation.models import AuditEntry, ReviewTask, WordEntry
 from moderation.services import comment_hold
@@ -146,7 +146,7 @@ def test_a_second_check_does_not_reopen_the_task_of_a_comment_a_moderator_approv
 
     found = while_another_transaction_commits(
         lambda: comment_moderate(comment_id=comment.pk, actor=moderator, action="approve"),
-        lambda: jobs.comment_recheck(comment_id=comment.pk),
+        lambda: rechecks.comment_recheck(comment_id=comment.pk),
     )
 
     assert found == ["word:crypto"]

@@ -1,5 +1,5 @@
 """The queue of second checks: a new or edited comment is queued on a Redis stream and checked
-in batches by ``jobs.rechecks_run_queued`` (the beat task ``moderation.recheck_queued``);
+in batches by ``rechecks.rechecks_run_queued`` (the beat task ``moderation.recheck_queued``);
 without that Redis, or while it fails, it gets a task of its own. Nothing queued is lost when
 the worker that read it dies."""
 
@@ -10,9 +10,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from likes import live
-from moderation import jobs, words
+from moderation import rechecks, words
 from moderation.models import ReviewTask, WordEntry
-from moderation.services import RECHECK_STREAM
+from moderation.rechecks import RECHECK_STREAM
 
 from ..api.conftest import API
 
@@ -45,25 +45,25 @@ def test_a_post_is_queued_and_checked_with_the_others_of_its_batch(redis_url, ra
     assert raw_redis.xlen(RECHECK_STREAM) == 4
     assert not ReviewTask.objects.exists()
 
-    assert jobs.rechecks_run_queued() == 4
+    assert rechecks.rechecks_run_queued() == 4
     tasks = {t.comment_id: t.reasons for t in ReviewTask.objects.all()}
     assert tasks == {pk: ["word:crypto"] for pk in flagged}
     assert clean not in tasks
     # Acknowledged and deleted: a second run finds nothing.
     assert raw_redis.xlen(RECHECK_STREAM) == 0
     assert raw_redis.xpending(RECHECK_STREAM, "flush")["pending"] == 0
-    assert jobs.rechecks_run_queued() == 0
+    assert rechecks.rechecks_run_queued() == 0
 
 
 def test_a_batch_costs_the_same_statements_for_one_comment_or_thirty(redis_url, settings, site, subject, poster):
     settings.MODERATION_BURST_LIMIT = 100  # nothing found: the statements counted are the reads
     one = [post(poster, subject, "a first thought")]
     many = [post(poster, subject, f"thought number {i}") for i in range(30)]
-    jobs.comments_recheck(comment_ids=[])  # the word lists loaded once, outside the counts
+    rechecks.comments_recheck(comment_ids=[])  # the word lists loaded once, outside the counts
 
     def statements(ids) -> int:
         with CaptureQueriesContext(connection) as ran:
-            found = jobs.comments_recheck(comment_ids=ids)
+            found = rechecks.comments_recheck(comment_ids=ids)
         assert sorted(found) == sorted(ids)
         return len(ran)
 
@@ -77,7 +77,7 @@ def test_the_second_check_counts_each_authors_record_on_its_own_site(redis_url, 
     hasty, calm = client_for(UserFactory()), client_for(UserFactory())
     hasty_posts = [post(hasty, subject, f"quick {i}") for i in range(4)]
     calm_post = post(calm, subject, "slow and steady")
-    found = jobs.comments_recheck(comment_ids=[*hasty_posts, calm_post])
+    found = rechecks.comments_recheck(comment_ids=[*hasty_posts, calm_post])
     assert all("spam:burst" in found[pk] for pk in hasty_posts)
     assert found[calm_post] == []
 
@@ -88,9 +88,9 @@ def test_checks_read_by_a_worker_that_died_are_taken_over(redis_url, raw_redis, 
     # A worker read the entry and died before acknowledging it.
     read = live.read_events(live.client(), RECHECK_STREAM, "worker-that-died", 10, 60_000)
     assert len(read) == 1
-    assert jobs.rechecks_run_queued() == 0  # not yet: it may still be working on it
+    assert rechecks.rechecks_run_queued() == 0  # not yet: it may still be working on it
     settings.MODERATION_RECHECK_RECLAIM = 0
-    assert jobs.rechecks_run_queued() == 1
+    assert rechecks.rechecks_run_queued() == 1
     assert ReviewTask.objects.get(comment_id=pk).reasons == ["word:crypto"]
     assert raw_redis.xpending(RECHECK_STREAM, "flush")["pending"] == 0
 

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from comments.queries import comment_ref_for_viewer
 from moderation.models import ReviewTask, TaskState
-from moderation.services import report_create, review_task_open, sanction_create, task_priority, tasks_close
+from moderation.services import report_create, review_task_open, sanction_create, review_task_priority, review_tasks_close
 
 from ..factories import CommentFactory, UserFactory
 
@@ -55,7 +55,7 @@ def test_new_reasons_join_the_open_task_and_raise_its_priority(subject, db):
     ],
 )
 def test_priority_weighs_reporters_then_findings_and_sinks_a_trusted_authors_comment(reasons, reporters, trusted, expected):
-    assert task_priority(reasons=reasons, reporters=reporters, author_trusted=trusted) == expected
+    assert review_task_priority(reasons=reasons, reporters=reporters, author_trusted=trusted) == expected
 
 
 def test_a_trusted_authors_task_sinks_below_an_untrusted_ones(subject, moderator, db):
@@ -69,7 +69,7 @@ def test_a_trusted_authors_task_sinks_below_an_untrusted_ones(subject, moderator
 def test_a_closed_task_leaves_room_for_a_new_one(subject, db):
     comment = CommentFactory(subject=subject)
     first = review_task_open(comment_id=comment.pk, reasons=["policy:pre"])
-    tasks_close(comment_id=comment.pk, actor=None, decision="approve")
+    review_tasks_close(comment_id=comment.pk, actor=None, decision="approve")
     second = review_task_open(comment_id=comment.pk, reasons=["word:y"])
     assert second.pk != first.pk
     assert [t.reasons for t in open_tasks(comment)] == [["word:y"]]

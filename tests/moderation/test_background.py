@@ -1,4 +1,4 @@
-"""Moderation's background jobs: the second check, the re-scan after a word list change,
+"""Moderation's background work: the second check, the re-scan after a word list change,
 featuring top comments, expiring claims; idempotent, and run by a real worker at least once."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from django.utils import timezone
 
 from comments.models import Comment
 from comments.services import comment_set_status
-from moderation import jobs
+from moderation import actions, rechecks
 from moderation.actions import comment_moderate
 from moderation.models import AuditEntry, ReviewTask, WordEntry
-from moderation.services import claims_expire, word_create
+from moderation.services import review_task_claims_expire, word_create
 
 from ..factories import CommentFactory, UserFactory
 
@@ -41,12 +41,12 @@ def test_the_rescan_holds_block_words_and_only_queues_review_words(site, subject
 
     words.forget()
 
-    assert jobs.comments_rescan(site_id=site.pk) == 2
+    assert rechecks.comments_rescan(site_id=site.pk) == 2
     assert (status_of(blocked), status_of(reviewed), status_of(clean)) == ("pending", "published", "published")
     assert {t.comment_id: t.reasons for t in ReviewTask.objects.all()} == {blocked.id: ["word:scam"], reviewed.id: ["word:crypto"]}
     assert AuditEntry.objects.get(comment_id=blocked.id).action == "hold"
     # Idempotent: a second run changes nothing more.
-    assert jobs.comments_rescan(site_id=site.pk) == 2
+    assert rechecks.comments_rescan(site_id=site.pk) == 2
     assert ReviewTask.objects.count() == 2 and AuditEntry.objects.filter(action="hold").count() == 1
 
 
@@ -64,7 +64,7 @@ def test_the_second_check_flags_an_author_with_many_rejections(site, subject, mo
         c = CommentFactory(subject=subject, author=author)
         comment_moderate(comment_id=c.id, actor=moderator, action="reject")
     latest = CommentFactory(subject=subject, author=author)
-    assert "author:rejections" in jobs.comment_recheck(comment_id=latest.id)
+    assert "author:rejections" in rechecks.comment_recheck(comment_id=latest.id)
     assert "author:rejections" in ReviewTask.objects.get(comment_id=latest.id, state="open").reasons
     assert status_of(latest) == "published"  # a finding queues; it does not unpublish
 
@@ -89,7 +89,7 @@ def test_the_second_check_leaves_a_comment_a_moderator_approved_as_approved(site
     comment_moderate(comment_id=comment.id, actor=moderator, action="approve")
     word_behind_the_services_back(site, "crypto", action)
 
-    assert jobs.comment_recheck(comment_id=comment.id) == ["word:crypto"]
+    assert rechecks.comment_recheck(comment_id=comment.id) == ["word:crypto"]
     assert status_of(comment) == "published"
     assert open_tasks(comment) == []
 
@@ -114,7 +114,7 @@ def test_an_edit_after_a_moderators_decision_is_checked_again(site, subject, mod
     word_behind_the_services_back(site, "crypto", "review")
 
     assert edited.edited_at is not None
-    assert jobs.comment_recheck(comment_id=comment.id) == ["word:crypto"]
+    assert rechecks.comment_recheck(comment_id=comment.id) == ["word:crypto"]
     assert open_tasks(comment) == [["word:crypto"]]
 
 
@@ -127,23 +127,23 @@ def test_top_comments_are_featured_unless_a_moderator_said_no(site, subject, mod
     comment_moderate(comment_id=comments[0].id, actor=moderator, action="feature")
     comment_moderate(comment_id=comments[0].id, actor=moderator, action="unfeature")
 
-    assert jobs.top_comments_feature() == 2
+    assert actions.top_comments_feature() == 2
     featured = set(Comment.objects.filter(featured=True).values_list("pk", flat=True))
     assert featured == {comments[1].id, comments[2].id}
     assert AuditEntry.objects.filter(action="feature", actor__isnull=True).count() == 2
-    assert jobs.top_comments_feature() == 0  # idempotent
+    assert actions.top_comments_feature() == 0  # idempotent
 
 
 def test_stale_claims_expire(site, subject, moderator):
     comment = CommentFactory(subject=subject)
     comment_set_status(comment_id=comment.id, to_status="pending")
-    from moderation.services import review_task_open, task_claim
+    from moderation.services import review_task_open, review_task_claim
 
     task = review_task_open(comment_id=comment.id, reasons=["policy:pre"])
-    task_claim(task_id=task.pk, moderator=moderator)
-    assert claims_expire() == 0
+    review_task_claim(task_id=task.pk, moderator=moderator)
+    assert review_task_claims_expire() == 0
     ReviewTask.objects.filter(pk=task.pk).update(claim_expires_at=timezone.now() - timedelta(seconds=1))
-    assert claims_expire() == 1
+    assert review_task_claims_expire() == 1
     assert ReviewTask.objects.get(pk=task.pk).claimed_by_id is None
 
 
@@ -162,7 +162,7 @@ def test_a_real_worker_runs_the_second_check_of_a_new_comment(road, site, subjec
     ``moderation.recheck_queued`` runs."""
     import redis as redis_client
 
-    from moderation.services import recheck_request
+    from moderation.rechecks import recheck_request
 
     broker = os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:6379/13")
     redis_client.Redis.from_url(broker).flushdb()
@@ -192,7 +192,7 @@ def test_a_real_worker_runs_the_second_check_of_a_new_comment(road, site, subjec
             if road == "task":
                 app.send_task("moderation.recheck_comment", args=[comment.id], queue="moderation", connection=conn)
             else:
-                recheck_request(comment.id)  # onto the Redis stream, as a post does
+                assert recheck_request(comment.id)  # onto the Redis stream, as a post does
                 app.send_task("moderation.recheck_queued", queue="moderation", connection=conn)  # as beat does
         deadline = time.monotonic() + 60
         while not ReviewTask.objects.filter(comment_id=comment.id).exists():

@@ -1,6 +1,6 @@
-"""The background work of moderation (run by ``tasks.py``): the second check of new comments
-(queued, and run in batches), the re-scan after a word list change, and featuring top
-comments. Each is idempotent: running it twice leaves what running it once did.
+"""The second look at comments, off the request path (run by ``tasks.py``): the second check of
+new and edited comments (queued, and run in batches) and the re-scan after a word list change.
+Each is idempotent: running it twice leaves what running it once did.
 
 Nothing here unpublishes a comment without a moderator's decision, except a ``block`` word,
 which holds the comment (``pending``) for review; other findings open or join review tasks.
@@ -9,7 +9,6 @@ Neither happens to a comment a moderator acted on since its text last changed.
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -21,15 +20,24 @@ from comments.exceptions import NotFound
 from comments.ids import id_floor_at
 from comments.models import Comment, CommentContent, Status
 from comments.services import comment_lock
+from likes import live
 
 from . import words
-from .models import AuditEntry
 from .queries import moderator_acted_since
-from .services import RECHECK_STREAM, comment_hold, review_task_open
+from .services import comment_hold, review_task_open
+
+RECHECK_STREAM = "md:recheck"  # queued second checks, in the Redis of like state
 
 _CHECKED = (Status.PUBLISHED, Status.PENDING, Status.SHADOW)
 RECHECK_BATCH = 500  # queued second checks read, checked and acknowledged together
 RECHECK_MAX_SECONDS = 30.0  # a run stops taking batches after this long; the next goes on
+
+
+def recheck_request(comment_id: int) -> bool:
+    """Queue the second check of a new or edited comment (``rechecks_run_queued`` runs them in
+    batches): one entry on a Redis stream. False without that Redis: the caller runs it as a
+    task of its own (``tasks.recheck_comment``)."""
+    return live.stream_add(RECHECK_STREAM, {"c": comment_id})
 
 
 def _word_findings(site_id: int, body: str) -> tuple[list[str], bool]:
@@ -117,30 +125,21 @@ def _recent_counts(authors: set[tuple[int, int]], *, since, status: str | None =
 
 
 def rechecks_run_queued() -> int:
-    """Run the second checks queued in Redis (``services.recheck_request``), in batches, until
-    the queue is empty or ``RECHECK_MAX_SECONDS`` have passed; returns how many comments were
-    checked. A batch is acknowledged once checked: one read by a worker that died is taken
-    over by a later run after ``MODERATION_RECHECK_RECLAIM`` seconds, and checked again
-    (harmless: the check is idempotent)."""
-    from likes import live
+    """Run the second checks queued in Redis (``recheck_request``), in batches, until the queue
+    is empty or ``RECHECK_MAX_SECONDS`` have passed; returns how many comments were checked. A
+    batch is acknowledged once checked: one read by a worker that died is taken over by a later
+    run after ``MODERATION_RECHECK_RECLAIM`` seconds, and checked again (harmless: the check is
+    idempotent)."""
+    return live.stream_drain(
+        RECHECK_STREAM, _recheck_entries, batch=RECHECK_BATCH,
+        reclaim_seconds=settings.MODERATION_RECHECK_RECLAIM, max_seconds=RECHECK_MAX_SECONDS,
+    )
 
-    r = live.client()
-    if r is None:
-        return 0
-    consumer = live.consumer_name()
-    reclaim_ms = int(settings.MODERATION_RECHECK_RECLAIM * 1000)
-    checked = 0
-    started = time.monotonic()
-    while time.monotonic() - started < RECHECK_MAX_SECONDS:
-        entries = live.read_events(r, RECHECK_STREAM, consumer, RECHECK_BATCH, reclaim_ms)
-        if not entries:
-            break
-        ids = sorted({int(fields[1]) for _, fields in entries if len(fields) == 2 and fields[1].isdigit()})
-        comments_recheck(comment_ids=ids)
-        live.forget_entries(r, RECHECK_STREAM, [entry_id for entry_id, _ in entries])
-        checked += len(ids)
-    live.drop_idle_consumers(r, RECHECK_STREAM)
-    return checked
+
+def _recheck_entries(entries: list[tuple[str, list]]) -> int:
+    ids = sorted({int(fields[1]) for _, fields in entries if len(fields) == 2 and fields[1].isdigit()})
+    comments_recheck(comment_ids=ids)
+    return len(ids)
 
 
 def comments_rescan(*, site_id: int | None, hours: int = 24) -> int:
@@ -163,29 +162,3 @@ def comments_rescan(*, site_id: int | None, hours: int = 24) -> int:
                 found += 1
                 _act_on(comment.pk, comment.subject.site_id, reasons, blocked, "word list re-scan")
         last = batch[-1].pk
-
-
-def top_comments_feature(*, hours: int = 24) -> int:
-    """Feature the "god comments" (神评论) of active subjects. The rule: in each subject with a
-    comment in the last ``hours``, the ``MODERATION_FEATURE_PER_SUBJECT`` most-liked published
-    comments with at least ``MODERATION_FEATURE_MIN_LIKES`` likes, except any a moderator
-    unfeatured (their decision stands). Returns how many were featured."""
-    from .actions import Feature
-
-    since = id_floor_at(timezone.now() - timedelta(hours=hours))
-    subjects = Comment.objects.filter(id__gte=since).values_list("subject_id", flat=True).distinct()
-    overruled = AuditEntry.objects.filter(action="unfeature", actor__isnull=False).values("comment_id")
-    featured = 0
-    for subject_id in subjects.iterator():
-        top = list(
-            Comment.objects.filter(subject_id=subject_id, status=Status.PUBLISHED, like_count__gte=settings.MODERATION_FEATURE_MIN_LIKES)
-            .exclude(id__in=overruled)
-            .select_related("subject__site")
-            .order_by("-like_count", "id")[: settings.MODERATION_FEATURE_PER_SUBJECT]
-        )
-        for comment in top:
-            if not comment.featured:
-                Feature(comment=comment, actor=None, reason="top comment").execute()
-                featured += 1
-    return featured
-
