@@ -11,7 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 from . import local_files
-from .env import database_from_url, email_from_url, env_bool, env_float, env_int, env_list, env_str, parse_rate_limits, sqlite_database
+from .env import database_from_url, email_from_url, replica_databases, env_bool, env_float, env_int, env_list, env_str, parse_rate_limits, sqlite_database
 
 BASE_DIR = local_files.BASE_DIR
 VAR_DIR = local_files.var_dir()
@@ -87,6 +87,25 @@ if DATABASE_URL:
     DATABASES = {"default": database_from_url(DATABASE_URL)}
 else:
     DATABASES = {"default": sqlite_database(str(VAR_DIR / "comments.sqlite3"))}
+
+# Read replicas (comments/replicas.py): reads of requests that change nothing go to a replica,
+# unless the client wrote in the last DATABASE_REPLICA_MAX_LAG seconds and no replica has replayed
+# its write yet; writes, transactions, tasks and commands use the primary. None: today's single
+# database, and neither the router nor its middleware is installed.
+DATABASES.update(replica_databases(env_list("DATABASE_REPLICA_URLS", []), DATABASES["default"]))
+DATABASE_REPLICAS = [alias for alias in DATABASES if alias != "default"]
+# A replica further behind than this is not read from; a client's own writes keep it on the
+# primary this long at most.
+DATABASE_REPLICA_MAX_LAG = env_float("DATABASE_REPLICA_MAX_LAG", 10.0)
+# A page the shared cache keeps is built on a replica only once it has replayed everything the
+# primary had written when the build began; the build waits this long for it, then reads the
+# primary. (The position is the whole server's, so a busy primary is always a little ahead.)
+DATABASE_REPLICA_CATCH_UP = env_float("DATABASE_REPLICA_CATCH_UP", 0.05)
+# After a replica fails, a process reads the primary alone for this many seconds.
+DATABASE_REPLICA_RETRY = env_float("DATABASE_REPLICA_RETRY", 5.0)
+if DATABASE_REPLICAS:
+    DATABASE_ROUTERS = ["comments.replicas.ReplicaRouter"]
+    MIDDLEWARE.insert(MIDDLEWARE.index("comments.middleware.ApiErrorMiddleware"), "comments.replicas.ReplicaMiddleware")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
