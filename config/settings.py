@@ -153,13 +153,21 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = "default"
-# A plain `celery -A config worker` consumes every queue; a bigger deployment runs workers per
-# queue with -Q likes / -Q moderation / -Q notifications.
-CELERY_TASK_QUEUES = [Queue(name, routing_key=name) for name in ("default", "likes", "moderation", "notifications")]
+# A queue per kind of work, so one backlog never starves another: a flood of second checks or of
+# notifications does not hold up the like flush, and an import or a retention job that runs for
+# minutes does not hold up either. Every task is routed by its name's app (its prefix); the
+# suite checks that every task of every app has a route to a declared queue
+# (tests/test_celery_queues.py). A plain `celery -A config worker` consumes every queue; a bigger
+# deployment runs workers per queue (-Q likes, -Q moderation, ...: README, docs/production.md).
+CELERY_TASK_QUEUES = [
+    Queue(name, routing_key=name) for name in ("default", "likes", "moderation", "notifications", "imports")
+]
 CELERY_TASK_ROUTES = {
-    "likes.*": {"queue": "likes"},
+    "comments.*": {"queue": "default"},  # counter reconciliation
+    "likes.*": {"queue": "likes"},  # the flush and rebuilds
     "moderation.*": {"queue": "moderation"},
     "notifications.*": {"queue": "notifications"},
+    "portability.*": {"queue": "imports"},  # data in and out: imports, exports, retention
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # The second check of new and edited comments is queued in the Redis of like state (a stream,
