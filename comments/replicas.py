@@ -236,6 +236,7 @@ def _choose(state: _RequestReads) -> str:
         except DATABASE_UNAVAILABLE as exc:
             connections[alias].close()
             trip(alias, exc)
+            state.failed = False  # nothing was read there yet: no need to answer again
             continue
         return alias
     return PRIMARY
