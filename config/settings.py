@@ -104,6 +104,10 @@ DATABASE_REPLICA_CATCH_UP = env_float("DATABASE_REPLICA_CATCH_UP", 0.05)
 # After a replica fails, a process reads the primary alone for this many seconds.
 DATABASE_REPLICA_RETRY = env_float("DATABASE_REPLICA_RETRY", 5.0)
 if DATABASE_REPLICAS:
+    if not REDIS_URL:
+        # A client's writes are remembered in the shared cache; a cache of each process's own
+        # would forget them whenever the next request reaches another process.
+        raise ImproperlyConfigured("DATABASE_REPLICA_URLS needs REDIS_URL (read-your-writes is kept in the shared cache)")
     DATABASE_ROUTERS = ["comments.replicas.ReplicaRouter"]
     MIDDLEWARE.insert(MIDDLEWARE.index("comments.middleware.ApiErrorMiddleware"), "comments.replicas.ReplicaMiddleware")
 

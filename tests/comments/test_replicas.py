@@ -11,12 +11,14 @@ from contextlib import ExitStack, contextmanager
 
 import pytest
 from django.core.cache import cache
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connections, router, transaction
 from django.http import HttpResponse
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from comments import replicas, services
+from config.env import database_from_url, replica_databases
 from comments.models import Comment
 from tests.factories import CommentFactory, SubjectFactory, UserFactory
 from tests.pg_replica import until_replayed
@@ -241,3 +243,17 @@ def test_a_page_the_cache_shares_is_built_from_a_source_holding_every_earlier_wr
     else:
         # No position to compare on SQLite: the primary builds it.
         assert touching(primary, "comment_index") and not touching(replica, "comment_index")
+
+
+def test_replica_urls_become_mirrored_postgresql_aliases_with_a_short_connect_timeout():
+    primary = database_from_url("postgres://u@primary/comments")
+    found = replica_databases(["postgres://u@r1/comments", "postgres://u@r2:6432/comments?connect_timeout=9"], primary)
+    assert list(found) == ["replica1", "replica2"]
+    assert found["replica1"]["HOST"] == "r1" and found["replica1"]["OPTIONS"]["connect_timeout"] == 2
+    assert found["replica2"]["PORT"] == "6432" and found["replica2"]["OPTIONS"]["connect_timeout"] == "9"
+    assert found["replica1"]["TEST"] == {"MIRROR": "default"}
+    assert replica_databases([], primary) == {}
+    with pytest.raises(ImproperlyConfigured):
+        replica_databases(["postgres://u@r1/comments"], database_from_url("sqlite:///x.db"))
+    with pytest.raises(ImproperlyConfigured):
+        replica_databases(["mysql://u@r1/comments"], primary)
