@@ -257,3 +257,21 @@ def test_replica_urls_become_mirrored_postgresql_aliases_with_a_short_connect_ti
         replica_databases(["postgres://u@r1/comments"], database_from_url("sqlite:///x.db"))
     with pytest.raises(ImproperlyConfigured):
         replica_databases(["mysql://u@r1/comments"], primary)
+
+
+def test_a_task_reads_the_primary_even_run_eagerly_inside_a_request_that_reads_a_replica(routed, rf):
+    from config.celery import app
+
+    @app.task(name="tests.where_reads_go")
+    def where_reads_go():
+        return router.db_for_read(Comment)
+
+    seen = {}
+
+    def view(request):
+        seen["request"] = router.db_for_read(Comment)
+        seen["task"] = where_reads_go.apply().get()
+        return HttpResponse()
+
+    replicas.ReplicaMiddleware(view)(rf.get("/"))
+    assert seen == {"request": "replica1", "task": "default"}
