@@ -157,7 +157,14 @@ _primary_only: ContextVar[int] = ContextVar("comments_primary_only", default=0)
 _current: ContextVar[str | None] = ContextVar("comments_current_reads", default=None)
 
 
-class primary_reads(ContextDecorator):
+class _Scope(ContextDecorator):
+    def _recreate_cm(self):
+        # A decorator's every call gets a scope of its own: threads and recursion each keep
+        # their own token to reset.
+        return type(self)()
+
+
+class primary_reads(_Scope):
     """Reads inside go to the primary: decorate what fills a shared cache, or must be exact."""
 
     def __enter__(self):
@@ -169,7 +176,7 @@ class primary_reads(ContextDecorator):
         return False
 
 
-class current_reads(ContextDecorator):
+class current_reads(_Scope):
     """Reads inside see every write committed before they began, whoever made it: a replica
     that has replayed up to the primary's position at the start (one small query on each; the
     position is the whole server's, so a replica of a busy primary is always a little behind it,

@@ -275,3 +275,24 @@ def test_a_task_reads_the_primary_even_run_eagerly_inside_a_request_that_reads_a
 
     replicas.ReplicaMiddleware(view)(rf.get("/"))
     assert seen == {"request": "replica1", "task": "default"}
+
+
+def test_a_function_decorated_to_read_the_primary_keeps_each_call_apart(routed, rf):
+    """One decorator instance serves every call: nested and concurrent calls must each restore
+    what they found."""
+    seen = []
+
+    @replicas.primary_reads()
+    def exact(depth):
+        seen.append(router.db_for_read(Comment))
+        if depth:
+            exact(depth - 1)
+        seen.append(router.db_for_read(Comment))
+
+    def view(request):
+        exact(2)
+        seen.append(router.db_for_read(Comment))
+        return HttpResponse()
+
+    replicas.ReplicaMiddleware(view)(rf.get("/"))
+    assert seen == ["default"] * 6 + ["replica1"]
