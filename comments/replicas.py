@@ -133,6 +133,21 @@ def _probe(alias: str, *, fresh: bool = False) -> _Probe:
     return probe
 
 
+def replica_states() -> dict[str, str]:
+    """Each replica as ``/healthz`` reports it, measured now: ``ok``, ``behind`` (more than
+    ``DATABASE_REPLICA_MAX_LAG`` seconds: not read until it catches up) or ``down``."""
+    states = {}
+    for alias in replica_aliases():
+        try:
+            probe = _probe(alias, fresh=True)
+        except DATABASE_UNAVAILABLE:
+            connections[alias].close()
+            states[alias] = "down"
+        else:
+            states[alias] = "behind" if probe.lag > settings.DATABASE_REPLICA_MAX_LAG else "ok"
+    return states
+
+
 # --- per request ------------------------------------------------------------------------------
 
 

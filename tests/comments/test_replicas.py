@@ -167,6 +167,12 @@ def test_transactions_locks_writes_and_work_outside_requests_read_the_primary(ro
     assert router.db_for_read(Comment) == "default"
 
 
+def test_healthz_reports_each_replica(routed):
+    response = APIClient().get("/healthz")
+    assert response.status_code == 200
+    assert response.json()["replicas"] == {"replica1": "ok"}
+
+
 def test_migrations_run_on_the_primary_only(routed):
     assert router.allow_migrate("default", "comments")
     assert not router.allow_migrate("replica1", "comments")
@@ -209,16 +215,18 @@ def test_a_replica_that_is_down_is_left_alone_and_the_primary_answers(routed, ca
     else:
         replica.settings_dict["NAME"] = "/nonexistent-folder/replica.sqlite3"
     try:
+        health = APIClient().get("/healthz")
+        assert health.status_code == 200 and health.json()["replicas"] == {"replica1": "down"}
         first = APIClient().get(f"/api/v1/subjects/{subject.pk}/comments")
         second = APIClient().get(f"/api/v1/subjects/{subject.pk}/comments")
         assert first.status_code == second.status_code == 200
         assert "still here" in first.content.decode() and "still here" in second.content.decode()
         assert [r.message for r in caplog.records if "replica replica1 unavailable" in r.message][:1]
         if vendor() == "postgresql":
-            assert server.accepted == 1  # the second reader did not try it again
+            assert server.accepted == 2  # /healthz measured it; the second reader did not try it again
             replicas.reset()  # the breaker's period is over
             assert APIClient().get(f"/api/v1/subjects/{subject.pk}/comments").status_code == 200
-            assert server.accepted == 2
+            assert server.accepted == 3
     finally:
         replica.close()
         replica.settings_dict.clear()
