@@ -13,8 +13,9 @@ rows to everyone until the next write).
 
 **Read your writes.** After a request that writes (a non-safe method answered below 400), the
 primary's WAL position (``pg_current_wal_lsn()``, one small query) is kept in the shared cache
-(Redis) under the client's credential: its bearer token, else its session cookie (and a session
-cookie the response sets, as a sign-in does). That client's reads go to the primary until a
+(Redis) under the client's credentials: its bearer token or session cookie (and a session cookie
+the response sets, as a sign-in does), and under its user, so the user's other devices count
+too. That client's reads go to the primary until a
 replica has replayed past that position, or until the entry expires after
 ``DATABASE_REPLICA_MAX_LAG`` seconds (by then any replica still in use is within that lag). Kept
 in Redis rather than in a cookie or a header the client sends back: the widget holds its bearer
@@ -154,16 +155,18 @@ def replica_states() -> dict[str, str]:
 @dataclass
 class _RequestReads:
     may_use_replica: bool
+    request: object
     credentials: list[str]
     chosen: str | None = None
     failed: bool = False
     _pin: tuple | None = field(default=None, repr=False)
 
     def pin(self) -> tuple[bool, int | None]:
-        """(pinned, position): whether the client wrote lately, and the furthest WAL position
-        its writes reached (None: unknown, so only the primary has them for sure)."""
+        """(pinned, position): whether the client, or its user on another device, wrote lately,
+        and the furthest WAL position those writes reached (None: unknown, so only the primary
+        has them for sure)."""
         if self._pin is None:
-            self._pin = _read_pin(self.credentials)
+            self._pin = _read_pin([*self.credentials, *_user_key(self.request)] if self.credentials else [])
         return self._pin
 
 
@@ -322,6 +325,14 @@ def _credentials(request) -> list[str]:
     return found
 
 
+def _user_key(request) -> list[str]:
+    """The signed-in user's own entry: their writes from one device count on the others. Asked
+    only of a request with credentials, when it first reads a replica: the user is known by then
+    (DRF authenticates before the view reads; a session's user is read on the primary)."""
+    user = getattr(request, "user", None)
+    return [f"u:{user.pk}"] if user is not None and user.is_authenticated else []
+
+
 def _read_pin(credentials: list[str]) -> tuple[bool, int | None]:
     if not credentials:
         return False, None
@@ -369,12 +380,12 @@ class ReplicaMiddleware:
     def __call__(self, request):
         credentials = _credentials(request)
         safe = request.method in SAFE_METHODS
-        token = _request.set(_RequestReads(may_use_replica=safe and bool(replica_aliases()), credentials=credentials))
+        token = _request.set(_RequestReads(safe and bool(replica_aliases()), request, credentials))
         try:
             response = self.get_response(request)
             if _request.get().failed:
                 logger.warning("replica failed during %s %s; answering from the primary", request.method, request.path)
-                _request.set(_RequestReads(may_use_replica=False, credentials=credentials))
+                _request.set(_RequestReads(False, request, credentials))
                 response = self.get_response(request)
         finally:
             _request.reset(token)
@@ -382,6 +393,7 @@ class ReplicaMiddleware:
             issued = response.cookies.get(settings.SESSION_COOKIE_NAME)
             if issued is not None and issued.value:
                 credentials = [*credentials, "s:" + issued.value]
+            credentials += _user_key(request)
             try:
                 record_write(credentials)
             except DATABASE_UNAVAILABLE as exc:

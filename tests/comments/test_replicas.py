@@ -304,3 +304,22 @@ def test_a_function_decorated_to_read_the_primary_keeps_each_call_apart(routed, 
 
     replicas.ReplicaMiddleware(view)(rf.get("/"))
     assert seen == ["default"] * 6 + ["replica1"]
+
+
+def test_a_users_write_on_one_device_keeps_their_other_devices_on_the_primary(routed):
+    subject = SubjectFactory()
+    user = UserFactory()
+    phone, _ = signed_in(user)
+    laptop, _ = signed_in(user)
+    stranger, _ = signed_in(UserFactory())
+    assert phone.post(f"/api/v1/subjects/{subject.pk}/comments", {"body": "from the phone"}, format="json").status_code == 201
+    assert cache.get(replicas._pin_key(f"u:{user.pk}")) is not None  # the write was kept under the user
+    # As if no replica had replayed it yet.
+    cache.set(replicas._pin_key(f"u:{user.pk}"), "FFFFFFFF/FFFFFFFF", 60)
+    until_replayed()
+    with reads() as (primary, replica):
+        assert "from the phone" in laptop.get(f"/api/v1/subjects/{subject.pk}/comments").content.decode()
+    assert touching(primary, "comment_index") and not touching(replica, "comment_index")
+    with reads() as (primary, replica):
+        assert "from the phone" in stranger.get(f"/api/v1/subjects/{subject.pk}/comments").content.decode()
+    assert touching(replica, "comment_index") and not touching(primary, "comment_index")
