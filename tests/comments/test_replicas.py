@@ -278,7 +278,7 @@ def test_a_task_reads_the_primary_even_run_eagerly_inside_a_request_that_reads_a
 
     def view(request):
         seen["request"] = router.db_for_read(Comment)
-        seen["task"] = where_reads_go.apply().get()
+        seen["task"] = where_reads_go.apply().result
         return HttpResponse()
 
     replicas.ReplicaMiddleware(view)(rf.get("/"))
