@@ -76,9 +76,11 @@ def terminate(pid: int, alias: str = "replica1") -> None:
         conn.execute("SELECT pg_terminate_backend(%s)", [pid])
 
 
-def stop() -> None:
+def stop(alias: str = "replica1") -> None:
     subprocess.run([str(SCRIPT), "stop"], check=True, timeout=WAIT_SECONDS * 2)
+    connections[alias].close()  # this thread's connection died with the server
 
 
-def start() -> None:
+def start(alias: str = "replica1") -> None:
     subprocess.run([str(SCRIPT), "start"], check=True, timeout=WAIT_SECONDS * 4, stdout=subprocess.DEVNULL)
+    connections[alias].close()
