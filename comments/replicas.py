@@ -11,7 +11,8 @@ is refused at once, a new one works at once), and whatever fills a cache other r
 (``primary_reads``: a page or a like state built from a lagging replica would serve the old
 rows to everyone until the next write).
 
-**Read your writes.** After a request that writes (a non-safe method answered below 400), the
+**Read your writes.** After a request that wrote on the primary (a non-safe method answered
+below 400 that ran a statement other than a SELECT there: a like answered from Redis does not), the
 primary's WAL position (``pg_current_wal_lsn()``, one small query) is kept in the shared cache
 (Redis) under the client's credentials: its bearer token or session cookie (and a session cookie
 the response sets, as a sign-in does), and under its user, so the user's other devices count
@@ -370,6 +371,23 @@ def record_write(credentials: list[str]) -> None:
         sharedcache.call(lambda: cache.set(_pin_key(credential), position, timeout=seconds), None)
 
 
+# Statements that change no row: a request that ran only these on the primary wrote nothing there
+# (a like answered from Redis), and its client needs no pin.
+_READING = ("SELECT", "SAVEPOINT", "RELEASE", "ROLLBACK", "SET ", "SHOW")
+
+
+class _PrimaryWrites:
+    """Watches the primary's statements during a request: did any of them write?"""
+
+    def __init__(self):
+        self.seen = False
+
+    def __call__(self, execute, sql, params, many, context):
+        if not self.seen and not sql.lstrip()[:9].upper().startswith(_READING):
+            self.seen = True
+        return execute(sql, params, many, context)
+
+
 class ReplicaMiddleware:
     """Opens each request's choice of database (``read_alias``), answers a safe request again
     from the primary when its replica failed midway, and records the writes of the others."""
@@ -381,15 +399,20 @@ class ReplicaMiddleware:
         credentials = _credentials(request)
         safe = request.method in SAFE_METHODS
         token = _request.set(_RequestReads(safe and bool(replica_aliases()), request, credentials))
+        writes = _PrimaryWrites()
         try:
-            response = self.get_response(request)
+            if safe:
+                response = self.get_response(request)
+            else:
+                with connections[PRIMARY].execute_wrapper(writes):
+                    response = self.get_response(request)
             if _request.get().failed:
                 logger.warning("replica failed during %s %s; answering from the primary", request.method, request.path)
                 _request.set(_RequestReads(False, request, credentials))
                 response = self.get_response(request)
         finally:
             _request.reset(token)
-        if not safe and response.status_code < 400:
+        if writes.seen and response.status_code < 400:
             issued = response.cookies.get(settings.SESSION_COOKIE_NAME)
             if issued is not None and issued.value:
                 credentials = [*credentials, "s:" + issued.value]

@@ -323,3 +323,21 @@ def test_a_users_write_on_one_device_keeps_their_other_devices_on_the_primary(ro
     with reads() as (primary, replica):
         assert "from the phone" in stranger.get(f"/api/v1/subjects/{subject.pk}/comments").content.decode()
     assert touching(replica, "comment_index") and not touching(primary, "comment_index")
+
+
+def test_only_a_request_that_wrote_to_the_primary_pins_its_client(routed, rf):
+    user = UserFactory()
+    _, raw = signed_in(user)
+
+    def reads_only(request):
+        Comment.objects.count()
+        return HttpResponse()
+
+    def writes(request):
+        Comment.objects.filter(pk=-1).update(like_count=0)  # an UPDATE, even of no row
+        return HttpResponse()
+
+    replicas.ReplicaMiddleware(reads_only)(rf.post("/", HTTP_AUTHORIZATION=f"Bearer {raw}"))
+    assert cache.get(replicas._pin_key("t:" + raw)) is None
+    replicas.ReplicaMiddleware(writes)(rf.post("/", HTTP_AUTHORIZATION=f"Bearer {raw}"))
+    assert cache.get(replicas._pin_key("t:" + raw)) is not None
