@@ -9,7 +9,7 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
-from . import rowsql
+from . import replicas, rowsql
 from .models import ApiToken, User
 
 _TOKEN_COLUMNS = rowsql.ModelColumns(ApiToken, "k")
@@ -17,9 +17,11 @@ _USER_COLUMNS = rowsql.ModelColumns(User, "u")
 _TOKEN_USER = ApiToken._meta.get_field("user")
 
 
+@replicas.primary_reads()
 def token_with_user(key_hash: str) -> ApiToken | None:
     """The token with this hash and its user, in one statement of fixed text (every
-    authenticated request asks; the select_related queryset cost more to compile than to run)."""
+    authenticated request asks; the select_related queryset cost more to compile than to run).
+    On the primary, as every credential is: a revoked token fails at once, a new one works."""
     row = rowsql.fetch_one(
         f"SELECT {_TOKEN_COLUMNS.sql}, {_USER_COLUMNS.sql} "
         f"FROM {connection.ops.quote_name(ApiToken._meta.db_table)} k "

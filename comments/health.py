@@ -7,6 +7,8 @@ from django.core.cache import cache
 from django.db import connection
 from django.http import JsonResponse
 
+from . import replicas
+
 
 def database_state() -> str:
     try:
@@ -43,4 +45,7 @@ def broker_state() -> str:
 
 def healthz(request):
     report = {"database": database_state(), "cache": cache_state(), "broker": broker_state()}
+    if settings.DATABASE_REPLICAS:
+        # Readers fall back to the primary: a replica's state never fails the check.
+        report["replicas"] = replicas.replica_states()
     return JsonResponse(report, status=200 if report["database"] == "ok" else 503)

@@ -53,7 +53,7 @@ from typing import Callable, NamedTuple
 from django.conf import settings
 from django.core.cache import cache
 
-from . import cachestats, sharedcache
+from . import cachestats, replicas, sharedcache
 from .exceptions import DATABASE_UNAVAILABLE
 
 logger = logging.getLogger("comments.cache")
@@ -207,7 +207,10 @@ def shared_entry(subject_id: int, variant: str, build: Callable[[], object], *, 
         if waited is not None:
             return Read(waited, True)
     try:
-        entry = build()
+        # The entry will be every reader's until the next write: it must hold every write made
+        # before it (a replica that has replayed them all, else the primary).
+        with replicas.current_reads():
+            entry = build()
     except DATABASE_UNAVAILABLE:
         if stale_ok and held is not None:
             logger.warning("database unavailable: serving subject %s's page %s stale", subject_id, key)

@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 
-from . import encoding, hooks, pagecache, paths, rowsql
+from . import encoding, hooks, pagecache, paths, replicas, rowsql
 from .exceptions import InvalidInput, NotFound
 from .models import (
     GONE_STATUSES,
@@ -57,7 +57,7 @@ class Viewer:
             return set()
         if self._friends is None:
             sql, params = rowsql.friend_ids_text_sql(self.user.pk)
-            with connection.cursor() as cursor:
+            with replicas.read_connection().cursor() as cursor:
                 cursor.execute(f"SELECT {sql}", params)
                 self._friends = rowsql.parse_id_text(cursor.fetchone()[0])
         return self._friends
@@ -178,7 +178,10 @@ def embed_target(site_key: str, key: str) -> tuple[Site, int | None]:
     found = pagecache.lookups_get([site_name, subject_name])
     site, subject_id = found.get(site_name), found.get(subject_name)
     if site is None:
-        site = site_by_key(site_key)
+        # Cached for every reader, so read with every write made before (a site's settings
+        # just saved must not come back from a replica that has not replayed them).
+        with replicas.current_reads():
+            site = site_by_key(site_key)
         pagecache.lookup_set(site_name, site)
     if subject_id is None:
         subject_id = Subject.objects.filter(site=site, key=key).values_list("pk", flat=True).first()
@@ -391,7 +394,7 @@ def _contents(comment_ids: list[int], liked_expression: tuple[str, list] | None)
     liked, params = liked_expression or ("0 = 1", [])
     among, among_params = rowsql.any_of("cc.comment_id", comment_ids)
     sql = f"SELECT cc.comment_id, cc.body, cc.html, {liked} FROM {table} cc WHERE {among}"
-    with connection.cursor() as cursor:
+    with replicas.read_connection().cursor() as cursor:
         cursor.execute(sql, [*params, *among_params])
         return {row[0]: (row[1], row[2], bool(row[3])) for row in cursor.fetchall()}
 

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta, timezone
 
 from django.db import connection
 
-from . import paths
+from . import paths, replicas
 from .models import GONE_STATUSES, Comment, Follow, Status, User, Visibility
 
 
@@ -157,7 +157,7 @@ def user_faces(ids) -> dict[int, UserFace]:
     if not ids:
         return {}
     among, params = any_of("u.id", ids)
-    with connection.cursor() as cursor:
+    with replicas.read_connection().cursor() as cursor:
         cursor.execute(f"SELECT u.id, u.username, u.display_name, u.avatar_url FROM {_USER} u WHERE {among}", params)
         return {row[0]: UserFace(*row) for row in cursor.fetchall()}
 
@@ -195,7 +195,7 @@ def fetch(where: str, params: list, *, order: str = "", limit: int | None = None
     else:
         page = f"SELECT * FROM {_COMMENT} c WHERE {where}" + (f" ORDER BY {order}" if order else "")
         sql = f"{_select(f'({page} LIMIT {int(limit)}) c')}" + (f" ORDER BY {order}" if order else "")
-    with connection.cursor() as cursor:
+    with replicas.read_connection().cursor() as cursor:
         cursor.execute(sql, params)
         return [_row(r) for r in cursor.fetchall()]
 
@@ -217,7 +217,8 @@ def fetch_ids(ids, extra_where: str = "1 = 1", params: list | None = None) -> li
 
 
 def fetch_one(sql: str, params: list) -> tuple | None:
-    with connection.cursor() as cursor:
+    """One row, from the database reads of the moment go to (``replicas.read_alias``)."""
+    with replicas.read_connection().cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
 

@@ -102,6 +102,27 @@ def database_from_url(url: str) -> dict:
     raise ImproperlyConfigured(f"DATABASE_URL scheme {parts.scheme!r} is not supported")
 
 
+def replica_databases(urls: list[str], primary: dict) -> dict:
+    """Django DATABASES entries (``replica1``, ``replica2``, ...) for ``DATABASE_REPLICA_URLS``:
+    PostgreSQL only, beside a PostgreSQL primary. A replica's connection attempt gives up after
+    2 s unless its URL sets ``connect_timeout`` (a replica that does not answer is then left
+    alone for a while: comments/replicas.py). Tests never create a database on a replica: its
+    test database is the primary's, which it replays (``TEST: MIRROR``)."""
+    if not urls:
+        return {}
+    if primary["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_REPLICA_URLS needs a PostgreSQL DATABASE_URL")
+    replicas = {}
+    for number, url in enumerate(urls, start=1):
+        if urlsplit(url).scheme not in {"postgres", "postgresql", "pgsql"}:
+            raise ImproperlyConfigured(f"DATABASE_REPLICA_URLS entry {url!r} is not a postgres:// URL")
+        config = database_from_url(url)
+        config["OPTIONS"].setdefault("connect_timeout", 2)
+        config["TEST"] = {"MIRROR": "default"}
+        replicas[f"replica{number}"] = config
+    return replicas
+
+
 def sqlite_database(path: str) -> dict:
     return {
         "ENGINE": "django.db.backends.sqlite3",

@@ -11,7 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 from . import local_files
-from .env import database_from_url, email_from_url, env_bool, env_float, env_int, env_list, env_str, parse_rate_limits, sqlite_database
+from .env import database_from_url, email_from_url, replica_databases, env_bool, env_float, env_int, env_list, env_str, parse_rate_limits, sqlite_database
 
 BASE_DIR = local_files.BASE_DIR
 VAR_DIR = local_files.var_dir()
@@ -88,6 +88,29 @@ if DATABASE_URL:
 else:
     DATABASES = {"default": sqlite_database(str(VAR_DIR / "comments.sqlite3"))}
 
+# Read replicas (comments/replicas.py): reads of requests that change nothing go to a replica,
+# unless the client wrote in the last DATABASE_REPLICA_MAX_LAG seconds and no replica has replayed
+# its write yet; writes, transactions, tasks and commands use the primary. None: today's single
+# database, and neither the router nor its middleware is installed.
+DATABASES.update(replica_databases(env_list("DATABASE_REPLICA_URLS", []), DATABASES["default"]))
+DATABASE_REPLICAS = [alias for alias in DATABASES if alias != "default"]
+# A replica further behind than this is not read from; a client's own writes keep it on the
+# primary this long at most.
+DATABASE_REPLICA_MAX_LAG = env_float("DATABASE_REPLICA_MAX_LAG", 10.0)
+# A page the shared cache keeps is built on a replica only once it has replayed everything the
+# primary had written when the build began; the build waits this long for it, then reads the
+# primary. (The position is the whole server's, so a busy primary is always a little ahead.)
+DATABASE_REPLICA_CATCH_UP = env_float("DATABASE_REPLICA_CATCH_UP", 0.05)
+# After a replica fails, a process reads the primary alone for this many seconds.
+DATABASE_REPLICA_RETRY = env_float("DATABASE_REPLICA_RETRY", 5.0)
+if DATABASE_REPLICAS:
+    if not REDIS_URL:
+        # A client's writes are remembered in the shared cache; a cache of each process's own
+        # would forget them whenever the next request reaches another process.
+        raise ImproperlyConfigured("DATABASE_REPLICA_URLS needs REDIS_URL (read-your-writes is kept in the shared cache)")
+    DATABASE_ROUTERS = ["comments.replicas.ReplicaRouter"]
+    MIDDLEWARE.insert(MIDDLEWARE.index("comments.middleware.ApiErrorMiddleware"), "comments.replicas.ReplicaMiddleware")
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 if REDIS_URL:
@@ -135,13 +158,21 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = "default"
-# A plain `celery -A config worker` consumes every queue; a bigger deployment runs workers per
-# queue with -Q likes / -Q moderation / -Q notifications.
-CELERY_TASK_QUEUES = [Queue(name, routing_key=name) for name in ("default", "likes", "moderation", "notifications")]
+# A queue per kind of work, so one backlog never starves another: a flood of second checks or of
+# notifications does not hold up the like flush, and an import or a retention job that runs for
+# minutes does not hold up either. Every task is routed by its name's app (its prefix); the
+# suite checks that every task of every app has a route to a declared queue
+# (tests/test_celery_queues.py). A plain `celery -A config worker` consumes every queue; a bigger
+# deployment runs workers per queue (-Q likes, -Q moderation, ...: README, docs/production.md).
+CELERY_TASK_QUEUES = [
+    Queue(name, routing_key=name) for name in ("default", "likes", "moderation", "notifications", "imports")
+]
 CELERY_TASK_ROUTES = {
-    "likes.*": {"queue": "likes"},
+    "comments.*": {"queue": "default"},  # counter reconciliation
+    "likes.*": {"queue": "likes"},  # the flush and rebuilds
     "moderation.*": {"queue": "moderation"},
     "notifications.*": {"queue": "notifications"},
+    "portability.*": {"queue": "imports"},  # data in and out: imports, exports, retention
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # The second check of new and edited comments is queued in the Redis of like state (a stream,

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 import redis
 from django.db import connection
 
-from comments import rowsql
+from comments import replicas, rowsql
 from comments.exceptions import NotFound
 from comments.models import Comment, Subject, SubjectState
 from comments.rowsql import aware
@@ -86,6 +86,9 @@ _SUBJECT = connection.ops.quote_name(Subject._meta.db_table)
 _LIKE = connection.ops.quote_name(Like._meta.db_table)
 
 
+# The like state is built from the primary: Redis keeps it as the truth the flush applies to, and
+# a replica's older rows would lose likes the primary already has.
+@replicas.primary_reads()
 def read_rows(comment_id: int) -> Rows:
     """The comment's ``Rows``; ``NotFound`` for an unknown id. On PostgreSQL one statement
     (the likers come as one flat array of at most ``2 * SMALL_STATE`` integers); elsewhere a
@@ -116,6 +119,7 @@ def read_rows(comment_id: int) -> Rows:
     return Rows(subject_id, site_id, flag, subject_state == SubjectState.OPEN, flat, read_at)
 
 
+@replicas.primary_reads()
 def load(r: redis.Redis, *, comment_id: int, subject_id: int) -> None:
     """Make sure the comment's like state is in Redis. A comment with few likes and no action
     waiting in the stream (most comments) is loaded at once (``_load_small``); a big one is
@@ -240,6 +244,7 @@ def _flag(comment_id: int) -> int:
     return live.CHECK if row is None else live.sentinel_score(status=row[0], visibility=row[1])
 
 
+@replicas.primary_reads()
 def drop_stale(r: redis.Redis) -> int:
     """Drop the Redis state of comments whose likes went straight to the database while Redis
     was unreachable; it is loaded again, from the rows, on next use."""

@@ -19,7 +19,7 @@ from typing import Callable, Generic, Hashable, TypeVar
 from django.conf import settings
 from django.core.cache import cache
 
-from comments import sharedcache
+from comments import replicas, sharedcache
 
 Value = TypeVar("Value")
 
@@ -55,7 +55,10 @@ class Snapshot(Generic[Value]):
         self._fresh()
         value = self._values.get(scope)
         if value is None:
-            value = self.build(scope)
+            # Kept until the next change: built with every write made before (a replica that
+            # has replayed them, else the primary), or a list just changed would stay old here.
+            with replicas.current_reads():
+                value = self.build(scope)
             with self._lock:
                 self._values[scope] = value
         return value

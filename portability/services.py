@@ -29,7 +29,7 @@ from django.contrib.auth.hashers import make_password
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from comments import paths
+from comments import paths, replicas
 from comments.models import (
     GONE_STATUSES,
     Comment,
@@ -857,6 +857,7 @@ def site_export(*, site: Site, format: str, out, actor: User | None = None) -> d
     return written
 
 
+@replicas.primary_reads()  # asked in a GET, where reads may go to a replica: the audit must be exact
 def user_data_exported(*, user: User, actor: User | None) -> None:
     """Audit that ``user``'s data was handed out (by themself or by staff): one entry on every
     site they have data on."""

@@ -25,3 +25,10 @@ COMMENTS_PAGE_CACHE_TTL = 300
 # Static files come from the finders (WHITENOISE_USE_FINDERS); nothing is collected, so there is
 # no folder of collected files to make or to warn about.
 STATIC_ROOT = None
+
+# The read-replica router's tests (tests/comments/test_replicas.py) read through "replica1": a
+# second connection to the test database (a test mirror) when no real replica is named; a real
+# streaming replica of the primary when scripts/test-replica names one (DATABASE_REPLICA_URLS),
+# and then the router reads through it for the whole run.
+if "replica1" not in DATABASES:
+    DATABASES["replica1"] = {**DATABASES["default"], "TEST": {**DATABASES["default"].get("TEST", {}), "MIRROR": "default"}}
