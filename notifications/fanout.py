@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -132,27 +133,62 @@ def comment_event(comment_id: int) -> str:
     return f"c{comment_id}"
 
 
-def comment_notify(*, comment_id: int, subscribers: bool = True) -> int:
+class _CommentFacts(NamedTuple):
+    """What deciding a comment's recipients needs of it, read in one query."""
+
+    status: str
+    visibility: str
+    author_id: int | None
+    subject_id: int
+    depth: int
+    site_id: int
+    replied_to: int | None
+    mentions: list | None
+
+
+def _comment_facts(comment_ids) -> dict[int, _CommentFacts]:
+    rows = Comment.objects.filter(pk__in=comment_ids).values_list(
+        "pk", "status", "visibility", "author_id", "subject_id", "depth", "subject__site_id",
+        "reply_to__author_id", "content__mentions",
+    )
+    return {pk: _CommentFacts(*rest) for pk, *rest in rows}
+
+
+def _followed_subjects(subject_ids) -> set[int]:
+    """Of ``subject_ids``, those someone follows (one query for a whole batch of events)."""
+    if not subject_ids:
+        return set()
+    return set(
+        Subscription.objects.filter(subject_id__in=subject_ids, state=SubscriptionState.SUBSCRIBED)
+        .values_list("subject_id", flat=True)
+        .distinct()
+    )
+
+
+def comment_notify(
+    *, comment_id: int, subscribers: bool = True, facts: _CommentFacts | None = None, subject_followed: bool | None = None,
+) -> int:
     """Tell of a published comment whom it answers, whom it mentions and, for a top-level
     comment when ``subscribers``, everyone who follows its subject: each of them once (the
     most specific kind wins: reply, then mention, then subscription), in one transaction.
-    Returns how many notifications were written; 0 for a comment that is not published."""
-    row = (
-        Comment.objects.filter(pk=comment_id)
-        .values_list(
-            "status", "visibility", "author_id", "subject_id", "depth", "subject__site_id",
-            "reply_to__author_id", "content__mentions",
-        )
-        .first()
-    )
-    if row is None:
+    Returns how many notifications were written; 0 for a comment that is not published.
+
+    ``facts`` and ``subject_followed`` come from a caller that read them for a whole batch of
+    events; with them, a comment that answers nobody, mentions nobody and whose subject nobody
+    follows (most comments of a busy discussion) costs no statement at all."""
+    if facts is None:
+        facts = _comment_facts([comment_id]).get(comment_id)
+    if facts is None:
         return 0
-    status, visibility, author_id, subject_id, depth, site_id, replied_to, mentions = row
+    status, visibility, author_id, subject_id, depth, site_id, replied_to, mentions = facts
     if status != Status.PUBLISHED:
+        return 0
+    mentioned = [m["id"] for m in mentions or () if isinstance(m, dict) and isinstance(m.get("id"), int)]
+    to_followers = subscribers and depth == 0 and subject_followed is not False
+    if replied_to is None and not mentioned and not to_followers:
         return 0
     cause = Cause(event=comment_event(comment_id), site_id=site_id, subject_id=subject_id, comment_id=comment_id, actor_id=author_id)
     readers, readers_params = _readers_sql(visibility=visibility, author_id=author_id, site_id=site_id)
-    mentioned = [m["id"] for m in mentions or () if isinstance(m, dict) and isinstance(m.get("id"), int)]
     written = 0
     with transaction.atomic():
         if replied_to is not None:
@@ -160,7 +196,7 @@ def comment_notify(*, comment_id: int, subscribers: bool = True) -> int:
         if mentioned:
             among, among_params = rowsql.any_of("u.id", mentioned)
             written += _notify(Kind.MENTION, cause, f"{among} AND {readers}", [*among_params, *readers_params], not_user=author_id)
-        if subscribers and depth == 0:
+        if to_followers:
             followers = (
                 f"u.id IN (SELECT s.user_id FROM {_SUBSCRIPTION} s WHERE s.subject_id = %s "
                 f"AND s.state = '{SubscriptionState.SUBSCRIBED}') AND {readers}"
@@ -235,13 +271,21 @@ def events_notify(events: list[Event]) -> int:
     """The notifications of a batch of events (``events``), each in its own transaction, so
     a worker that dies midway leaves whole events behind it; returns how many were written.
     An edit notifies only whom it newly mentions: whom the comment answers and the subject's
-    subscribers were told when it was published."""
+    subscribers were told when it was published. The comments of the batch's posts and edits,
+    and which of their subjects anyone follows, are read for the whole batch in two queries."""
+    commented = {e.target_id for e in events if e.type in (POSTED, EDITED)}
+    facts = _comment_facts(commented) if commented else {}
+    followed = _followed_subjects({f.subject_id for f in facts.values() if f.depth == 0 and f.status == Status.PUBLISHED})
     written = 0
     for event in events:
-        if event.type == POSTED:
-            written += comment_notify(comment_id=event.target_id)
-        elif event.type == EDITED:
-            written += comment_notify(comment_id=event.target_id, subscribers=False)
+        if event.type in (POSTED, EDITED):
+            known = facts.get(event.target_id)
+            if known is None:
+                continue  # gone before its event was handled: nobody to tell
+            written += comment_notify(
+                comment_id=event.target_id, subscribers=event.type == POSTED, facts=known,
+                subject_followed=known.subject_id in followed,
+            )
         elif event.type == STATUS:
             _, from_status, to_status, _ = event.fields
             written += status_change_notify(

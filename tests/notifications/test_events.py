@@ -19,7 +19,7 @@ from notifications.models import Notification
 from notifications.services import subscription_set
 
 from ..api.conftest import API
-from ..factories import UserFactory
+from ..factories import CommentFactory, SubjectFactory, UserFactory
 from .conftest import post, told
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -146,3 +146,34 @@ def test_the_fan_out_of_a_comment_costs_the_same_statements_for_one_follower_or_
     fifty = statements(second)
     assert one[0] == 1 and fifty[0] == 50
     assert one[1] == fifty[1] <= 4  # the comment, the subscribers' insert (and the transaction's own)
+
+
+def test_a_batch_of_posts_that_tell_nobody_costs_two_queries_whatever_its_size(redis_url, raw_redis, subject, alice, bob):
+    """A busy discussion's posts mostly answer nobody, mention nobody and have no followers:
+    the drain reads the batch's comments and their subjects' followers once, and writes
+    nothing for them."""
+    other = SubjectFactory(site=subject.site)
+
+    def drain_cost(posts: int) -> int:
+        for n in range(posts):
+            CommentFactory(subject=subject, author=alice if n % 2 else bob, body=f"nothing to tell {n}")
+        assert raw_redis.xlen(jobs.EVENTS_STREAM) == posts
+        events = [Event.parse(fields["e"]) for _, fields in raw_redis.xrange(jobs.EVENTS_STREAM)]
+        raw_redis.delete(jobs.EVENTS_STREAM)
+        with CaptureQueriesContext(connection) as ran:
+            assert fanout.events_notify(events) == 0
+        return len(ran)
+
+    assert drain_cost(3) == drain_cost(40) == 2
+    assert not Notification.objects.exists()
+
+    # In the same kind of batch, the comments that do tell someone still do.
+    subscription_set(user=bob, subject_id=other.pk, state="subscribed")
+    parent = CommentFactory(subject=subject, author=bob, body="a question")
+    raw_redis.delete(jobs.EVENTS_STREAM)
+    CommentFactory(subject=subject, author=alice, body="quiet")
+    CommentFactory(subject=subject, author=alice, body="an answer", reply_to=parent)
+    CommentFactory(subject=subject, author=alice, body="hello @bob")
+    CommentFactory(subject=other, author=alice, body="news for followers")
+    assert jobs.events_drain() == 4
+    assert sorted(k for k, _ in told(bob)) == ["mention", "reply", "subscription"]
