@@ -3,8 +3,9 @@ without the core importing them (DESIGN.md: ``comments`` never imports its neigh
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Callable, ContextManager, Protocol
 
 import django.dispatch
 
@@ -107,6 +108,28 @@ def liked_sql(user_id: int | None) -> tuple[str, list] | None:
     if not _liked_sql or user_id is None:
         return None
     return _liked_sql[0](user_id)
+
+
+# Hand-offs together. The receivers of the hooks below hand work on to other processes (an
+# entry on a Redis stream each: a second check, a notifications event, a new comment's empty
+# like state). A scope registered here (the likes app's, whose Redis carries them) gathers what
+# they hand on while a hook is sent, so that everything one hook causes travels in one round
+# trip instead of one per receiver.
+HandoffScope = Callable[[], ContextManager[None]]
+_handoff_scopes: list[HandoffScope] = []
+
+
+def register_handoff_scope(scope: HandoffScope) -> None:
+    if scope not in _handoff_scopes:
+        _handoff_scopes.append(scope)
+
+
+def send_together(signal: django.dispatch.Signal, sender: type, **kwargs) -> None:
+    """Send a hook with the hand-offs of its receivers gathered (``register_handoff_scope``)."""
+    with ExitStack() as stack:
+        for scope in _handoff_scopes:
+            stack.enter_context(scope())
+        signal.send(sender=sender, **kwargs)
 
 
 # Sent after the transaction that made the change commits; receivers get ids, not rows.

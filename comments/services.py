@@ -378,7 +378,8 @@ def comment_create(
     comment.floor = _store_new_comment(comment, content, counted=counted)
     # Outside a caller's transaction the comment is committed by now and this runs at once.
     transaction.on_commit(
-        lambda: hooks.comment_posted.send(
+        lambda: hooks.send_together(
+            hooks.comment_posted,
             sender=Comment, comment_id=comment.id, subject_id=subject.id,
             status=comment.status, visibility=comment.visibility, reasons=decision.reasons,
         )
@@ -416,7 +417,8 @@ def comment_set_status(
             _apply_count_delta(comment, +1 if now else -1)
         pages_change(subject_id)
         transaction.on_commit(
-            lambda: hooks.comment_status_changed.send(
+            lambda: hooks.send_together(
+                hooks.comment_status_changed,
                 sender=Comment, comment_id=comment_id, subject_id=subject_id,
                 from_status=from_status, to_status=to_status, visibility=comment.visibility,
                 actor_id=getattr(actor, "pk", None),
@@ -502,7 +504,8 @@ def comment_edit(*, comment: Comment, editor: User, body: object) -> Comment:
             current, _ = comment_set_status(comment_id=comment.id, to_status=to_status, actor=editor)
         current.edited_at = now
         transaction.on_commit(
-            lambda: hooks.comment_edited.send(
+            lambda: hooks.send_together(
+                hooks.comment_edited,
                 sender=Comment, comment_id=current.id, subject_id=current.subject_id,
                 status=current.status, reasons=decision.reasons,
             )

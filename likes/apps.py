@@ -8,8 +8,9 @@ class LikesConfig(AppConfig):
     def ready(self) -> None:
         from comments import hooks
 
-        from . import queries
+        from . import live, queries
 
+        hooks.register_handoff_scope(live.together)
         hooks.register_liked_sql(queries.liked_sql)
         hooks.register_page_like_state(queries.page_like_state)
         hooks.comment_posted.connect(_new_comment_has_no_likes, dispatch_uid="likes.new_comment")

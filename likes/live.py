@@ -27,8 +27,10 @@ import os
 import socket
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterator
 
 import redis
 from redis.cluster import RedisCluster
@@ -99,19 +101,85 @@ def mark_down(exc: BaseException) -> None:
     _recovering = True
 
 
-def stream_add(stream: str, fields: dict) -> bool:
+def stream_add(stream: str, fields: dict, *, otherwise: Callable[[], object] | None = None) -> bool:
     """Queue one entry on ``stream`` in this Redis (moderation's second checks, notifications'
     events): a fraction of a broker publish for the request. False without that Redis, or while
-    it fails: the caller then hands the work to a Celery task of its own."""
-    r = client()
-    if r is None:
-        return False
+    it fails: the work must then go to a Celery task of its own. With ``otherwise`` (that
+    hand-off to a task), ``stream_add`` runs it itself when the entry cannot be queued, and
+    inside ``together()`` the entry travels with the block's other hand-offs."""
+    command = ("XADD", stream, "*", *(part for pair in fields.items() for part in pair))
+    return hand_off([command], otherwise=otherwise)
+
+
+def mark_empty_commands(comments: list[tuple[int, int, int]]) -> list[tuple]:
+    """What ``mark_empty`` sends, as commands for ``hand_off``."""
+    commands = []
+    for comment_id, subject_id, flag in comments:
+        key = keys.likers(subject_id, comment_id)
+        commands += [("ZADD", key, flag, SENTINEL), ("EXPIRE", key, settings.LIKES_STATE_TTL)]
+    return commands
+
+
+# --- hand-offs in one round trip -------------------------------------------------------------
+#
+# What a request hands on to other processes after its commit (a post: its empty like state, its
+# second check, its notifications event) is a few writes to this Redis, each from another app's
+# receiver of one core hook. Inside ``together()`` (the core opens it around its hooks: see
+# ``comments.hooks.handoffs_together``) they wait and go in one round trip at the end of the
+# block, instead of one round trip each.
+
+_gathering = threading.local()
+
+
+@contextmanager
+def together() -> Iterator[None]:
+    """Hand-offs (``hand_off`` with an ``otherwise``) made in the block are sent together when it
+    ends; each whose commands fail then runs its ``otherwise``. Nested blocks join the outer one."""
+    if getattr(_gathering, "handoffs", None) is not None:
+        yield
+        return
+    _gathering.handoffs = []
     try:
-        r.xadd(stream, fields)
+        yield
+    finally:
+        handoffs, _gathering.handoffs = _gathering.handoffs, None
+        if handoffs:
+            _send(handoffs)
+
+
+def hand_off(commands: list[tuple], *, otherwise: Callable[[], object] | None = None) -> bool:
+    """Send ``commands`` to this Redis, in one round trip with the other hand-offs of an enclosing
+    ``together()`` when there is one and ``otherwise`` says what to do if they fail (True:
+    queued). Else now: True when every command succeeded; False, after running ``otherwise``,
+    without that Redis, while it fails, or when a command fails."""
+    handoffs = getattr(_gathering, "handoffs", None)
+    if handoffs is not None and otherwise is not None:
+        handoffs.append((commands, otherwise))
         return True
-    except ERRORS as exc:
-        mark_down(exc)
-        return False
+    return _send([(commands, otherwise)])[0]
+
+
+def _send(handoffs: list[tuple[list[tuple], Callable[[], object] | None]]) -> list[bool]:
+    sent = [False] * len(handoffs)
+    r = client()
+    if r is not None:
+        try:
+            replies = iter(round_trip(r, [command for commands, _ in handoffs for command in commands]))
+        except ERRORS as exc:
+            mark_down(exc)
+        else:
+            for n, (commands, _) in enumerate(handoffs):
+                failures = [reply for reply in (next(replies) for _ in commands) if isinstance(reply, Exception)]
+                sent[n] = not failures
+                down = [reply for reply in failures if isinstance(reply, ERRORS)]
+                if down:
+                    mark_down(down[0])
+                elif failures:
+                    logger.error("likes: a hand-off to Redis failed: %s", failures[0])
+    for (_, otherwise), ok in zip(handoffs, sent):
+        if not ok and otherwise is not None:
+            otherwise()
+    return sent
 
 
 def stream_drain(stream: str, handle, *, batch: int, reclaim_seconds: float, max_seconds: float) -> int:
@@ -358,10 +426,8 @@ def mark_empty(r: redis.Redis, comments: list[tuple[int, int, int]]) -> None:
     """Load the state of comments known to have no likes (just posted): the negative entry, so
     they never need a rebuild. ``comments``: ``(comment_id, subject_id, sentinel score)``."""
     pipe = r.pipeline(transaction=False)
-    for comment_id, subject_id, flag in comments:
-        key = keys.likers(subject_id, comment_id)
-        pipe.zadd(key, {SENTINEL: flag})
-        pipe.expire(key, settings.LIKES_STATE_TTL)
+    for command in mark_empty_commands(comments):
+        pipe.execute_command(*command)
     pipe.execute()
 
 

@@ -268,14 +268,14 @@ def _like_in_database(comment, user: User, liked: bool) -> tuple[int, bool]:
 
 def like_state_mark_empty(*, comments: list[tuple[int, int, int]]) -> None:
     """New comments have no likes: load their (empty) state now, so they never need a
-    rebuild. ``comments``: ``(comment_id, subject_id, live.OPEN or live.CHECK)``."""
-    r = state_sync.client()
-    if r is None:
-        return
-    try:
-        live.mark_empty(r, comments)
-    except live.ERRORS as exc:
-        live.mark_down(exc)
+    rebuild. ``comments``: ``(comment_id, subject_id, live.OPEN or live.CHECK)``. Inside
+    ``live.together()`` it travels with the other hand-offs; if it fails, the first like of each
+    comment reads its state from the database, as for any comment whose state is not loaded."""
+    live.hand_off(live.mark_empty_commands(comments), otherwise=_state_left_to_first_like)
+
+
+def _state_left_to_first_like() -> None:
+    pass
 
 
 def like_subject_mark(*, subject_id: int, subject_state: str) -> None:

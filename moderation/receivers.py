@@ -15,8 +15,7 @@ def comment_written(sender, *, comment_id: int, status: str, reasons: list[str],
     Redis, or without it a task of its own."""
     if status == Status.PENDING and reasons:
         review_task_open(comment_id=comment_id, reasons=reasons)
-    if not rechecks.recheck_request(comment_id):
-        tasks.recheck_comment.delay(comment_id)
+    rechecks.recheck_request(comment_id, otherwise=lambda: tasks.recheck_comment.delay(comment_id))
 
 
 def word_added(sender, *, site_id: int | None, **kwargs) -> None:

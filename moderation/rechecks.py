@@ -10,6 +10,7 @@ Neither happens to a comment a moderator acted on since its text last changed.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Callable
 
 from django.conf import settings
 from django.db import transaction
@@ -33,11 +34,11 @@ RECHECK_BATCH = 500  # queued second checks read, checked and acknowledged toget
 RECHECK_MAX_SECONDS = 30.0  # a run stops taking batches after this long; the next goes on
 
 
-def recheck_request(comment_id: int) -> bool:
+def recheck_request(comment_id: int, *, otherwise: Callable[[], object] | None = None) -> bool:
     """Queue the second check of a new or edited comment (``rechecks_run_queued`` runs them in
-    batches): one entry on a Redis stream. False without that Redis: the caller runs it as a
-    task of its own (``tasks.recheck_comment``)."""
-    return live.stream_add(RECHECK_STREAM, {"c": comment_id})
+    batches): one entry on a Redis stream. Without that Redis, ``otherwise`` runs (the caller's
+    task of its own, ``tasks.recheck_comment``) and the answer is False."""
+    return live.stream_add(RECHECK_STREAM, {"c": comment_id}, otherwise=otherwise)
 
 
 def _word_findings(site_id: int, body: str) -> tuple[list[str], bool]:

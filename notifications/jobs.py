@@ -12,6 +12,8 @@ task of its own, eager in the embedded default."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 from django.conf import settings
 
 from likes import live
@@ -24,11 +26,11 @@ EVENTS_BATCH = 500  # events read, handled and acknowledged together
 EVENTS_MAX_SECONDS = 30.0  # a drain stops taking batches after this long; the next run goes on
 
 
-def event_enqueue(event: Event) -> bool:
-    """Hand an event to the workers: one entry on the events stream. False without that Redis:
-    the caller hands it to a task of its own (``tasks.handle_event``) on the ``notifications``
-    queue."""
-    return live.stream_add(EVENTS_STREAM, {"e": event.text()})
+def event_enqueue(event: Event, *, otherwise: Callable[[], object] | None = None) -> bool:
+    """Hand an event to the workers: one entry on the events stream. Without that Redis,
+    ``otherwise`` runs (the caller's task of its own, ``tasks.handle_event`` on the
+    ``notifications`` queue) and the answer is False."""
+    return live.stream_add(EVENTS_STREAM, {"e": event.text()}, otherwise=otherwise)
 
 
 def events_handle(events: list[Event]) -> int:

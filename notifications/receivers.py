@@ -8,8 +8,7 @@ from . import events, jobs, tasks
 
 def _hand_on(event: events.Event) -> None:
     """On the events stream, or without its Redis a task of its own."""
-    if not jobs.event_enqueue(event):
-        tasks.handle_event.delay(event.text())
+    jobs.event_enqueue(event, otherwise=lambda: tasks.handle_event.delay(event.text()))
 
 
 def comment_posted(sender, *, comment_id: int, **kwargs) -> None:
