@@ -1030,8 +1030,10 @@ class HttpBench:
             self.stop_server(self.server, "gthread")
             self.server = None
         if self.worker is not None:
-            self.wait_for_moderation()
-            self.worker.stop()
+            try:
+                self.wait_for_moderation()
+            finally:  # a worker left running would drain the next run's streams
+                self.worker.stop()
         self.reset_likes()
         self.core.cleanup_posts(authors=self.posters)
         shutil.rmtree(self.workdir, ignore_errors=True)
