@@ -119,10 +119,11 @@ class Worker:
 
 
 class Workers:
-    """Starts workers with beat on one queue (``env``: variables every one of them gets); ``close``
-    kills every worker started (before the database and Redis are emptied) and prints its log."""
+    """Starts workers with beat on one queue, or on every queue for ``queue`` None (``env``:
+    variables every one of them gets); ``close`` kills every worker started (before the database
+    and Redis are emptied) and prints its log."""
 
-    def __init__(self, tmp_path: Path, redis_url: str, broker_url: str, *, queue: str, env: dict[str, str]):
+    def __init__(self, tmp_path: Path, redis_url: str, broker_url: str, *, queue: str | None, env: dict[str, str]):
         self.tmp_path, self.queue = tmp_path, queue
         self.environment = dict(os.environ)
         self.environment.update(
@@ -140,12 +141,12 @@ class Workers:
     def start(self, *, program: list[str] | None = None, env: dict | None = None) -> Worker:
         """A worker run by ``python -m celery``, or by ``python -m <program...>`` (which ends by
         running Celery with the arguments that follow it)."""
-        name = f"{self.queue}-faults-{uuid.uuid4().hex[:10]}"
+        name = f"{self.queue or 'all'}-faults-{uuid.uuid4().hex[:10]}"
         log_path = self.tmp_path / f"{name}.log"
         log_file = open(log_path, "wb")
         command = [
-            sys.executable, "-m", *(program or ["celery"]), "-A", "config", "worker", "-B", "--pool", "solo", "-Q", self.queue,
-            "--without-mingle", "--without-gossip", "--loglevel", "info", "-s", str(self.tmp_path / f"{name}-beat-schedule"),
+            sys.executable, "-m", *(program or ["celery"]), "-A", "config", "worker", "-B", "--pool", "solo",
+            *(["-Q", self.queue] if self.queue else []), "--without-mingle", "--without-gossip", "--loglevel", "info", "-s", str(self.tmp_path / f"{name}-beat-schedule"),
             "-n", f"{name}@%h",
         ]
         try:

@@ -12,14 +12,11 @@ tests stop and start themselves (never a mock):
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,24 +28,10 @@ from comments import cachestats, pagecache
 
 from ..api.conftest import API
 from ..factories import CommentFactory, UserFactory
+from ..servers import Service, free_port, wait_until
 
-REPO = Path(__file__).resolve().parents[2]
 PG_BIN = Path("/usr/lib/postgresql") / (sorted(os.listdir("/usr/lib/postgresql"))[-1] if os.path.isdir("/usr/lib/postgresql") else "")
-WAIT_SECONDS = 60.0
 RETRY_SECONDS = 0.5  # COMMENTS_CACHE_RETRY while the test's own Redis is used
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_until(check, what: str, seconds: float = WAIT_SECONDS) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, f"{what} within {seconds:.0f} s"
-        time.sleep(0.1)
 
 
 # --- a Redis server of the test's own ------------------------------------------------------
@@ -172,47 +155,6 @@ class PostgresCluster:
     @property
     def url(self) -> str:
         return f"postgres://postgres@127.0.0.1:{self.port}/postgres"
-
-
-class Service:
-    """The service under gunicorn (``config/gunicorn.py``) on the given database."""
-
-    def __init__(self, env: dict):
-        self.port = free_port()
-        self.env = env
-        self.process = None
-
-    def manage(self, *args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "manage.py", *args], cwd=REPO, env=self.env, capture_output=True, text=True, timeout=300
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        return done.stdout
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "gunicorn"), "-c", "config/gunicorn.py", "config.wsgi",
-             "--bind", f"127.0.0.1:{self.port}", "--workers", "1", "--log-level", "warning"],
-            cwd=REPO, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )
-        wait_until(lambda: self.request("GET", "/healthz")[0] == 200, "the service did not answer /healthz")
-
-    def request(self, method: str, path: str, body: dict | None = None, token: str | None = None):
-        headers = {"Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-            conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
-            response = conn.getresponse()
-            return response.status, dict(response.getheaders()), response.read()
-        except OSError:
-            return 0, {}, b""
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            self.process.wait(15)
 
 
 @pytest.mark.skipif(not (PG_BIN / "bin" / "initdb").exists(), reason="PostgreSQL's server binaries are not installed")

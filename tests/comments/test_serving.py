@@ -8,20 +8,15 @@ from __future__ import annotations
 import http.client
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from ..servers import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 WAIT_SECONDS = 30.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _listening_sockets(port: int) -> int:
@@ -38,7 +33,7 @@ def _get(conn: http.client.HTTPConnection, path: str) -> tuple[int, bytes]:
 
 
 def test_the_production_settings_serve_with_a_socket_per_worker_and_keep_alive():
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [str(Path(sys.executable).parent / "gunicorn"), "-c", "config/gunicorn.py", "config.wsgi",
          "--bind", f"127.0.0.1:{port}", "--workers", "2", "--log-level", "warning"],
