@@ -28,7 +28,6 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, get_connection
 from django.db import transaction
-from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
@@ -65,22 +64,33 @@ class SendFailed(Exception):
 # --- claiming --------------------------------------------------------------------------------
 
 
-def _claim(rows, *, batch: int | None) -> tuple[list[int], datetime]:
-    """Claim ``rows`` (a queryset of claimable notifications), up to ``batch``, for this sender
-    until ``NOTIFICATIONS_EMAIL_CLAIM`` seconds from now; rows locked by another sender's claim
-    are skipped. Returns the ids and the claim's end, which names the claim."""
+def _claim(*sources, batch: int | None) -> tuple[list[int], datetime]:
+    """Claim rows of ``sources`` (querysets of claimable notifications, taken in turn), up to
+    ``batch`` in all, for this sender until ``NOTIFICATIONS_EMAIL_CLAIM`` seconds from now; rows
+    locked by another sender's claim are skipped. Returns the ids and the claim's end, which
+    names the claim. Each source is read in id order, one range of an index
+    (``notification_email_queue``: state, then id), however many rows wait."""
     until = timezone.now() + timedelta(seconds=settings.NOTIFICATIONS_EMAIL_CLAIM)
+    ids: list[int] = []
     with transaction.atomic():
-        candidates = rows.select_for_update(skip_locked=True).order_by("id").values_list("id", flat=True)
-        ids = list(candidates[:batch] if batch else candidates)
-        if ids:
-            rows.filter(id__in=ids).update(email=EmailState.SENDING, email_claimed_until=until)
+        for rows in sources:
+            if batch is not None and len(ids) >= batch:
+                break
+            candidates = rows.select_for_update(skip_locked=True).order_by("id").values_list("id", flat=True)
+            taken = list(candidates[: batch - len(ids)] if batch is not None else candidates)
+            if taken:
+                rows.filter(id__in=taken).update(email=EmailState.SENDING, email_claimed_until=until)
+                ids += taken
     return ids, until
 
 
-def _claimable_now() -> Q:
-    """Queued emails, and claims whose sender died (expired)."""
-    return Q(email=EmailState.QUEUED) | Q(email=EmailState.SENDING, email_claimed_until__lt=timezone.now())
+def _claimable() -> tuple:
+    """What the sender claims: first the claims of senders that died (expired), then queued emails."""
+    now = timezone.now()
+    return (
+        Notification.objects.filter(email=EmailState.SENDING, email_claimed_until__lt=now),
+        Notification.objects.filter(email=EmailState.QUEUED),
+    )
 
 
 def _mark(ids: list[int], until: datetime, state: str) -> int:
@@ -191,10 +201,11 @@ def _item(row: dict, batch: _Batch) -> dict:
         headline = ngettext(
             "%(open)d comment waits for review on %(site)s", "%(open)d comments wait for review on %(site)s", values["open"],
         ) % values
+    url = row["subject__url"] or ""
     if kind == Kind.QUEUE:
         url = f"{settings.NOTIFICATIONS_BASE_URL}/console/"
-    else:
-        url = row["subject__url"] or settings.NOTIFICATIONS_BASE_URL
+    elif not url.startswith(("https://", "http://")):  # a link in an email goes nowhere else
+        url = settings.NOTIFICATIONS_BASE_URL
     return {
         "kind": kind,
         "headline": headline,
@@ -286,7 +297,7 @@ def emails_send(*, batch: int = EMAIL_BATCH, max_seconds: float = MAX_SECONDS) -
     sent = 0
     started = time.monotonic()
     while time.monotonic() - started < max_seconds:
-        ids, until = _claim(Notification.objects.filter(_claimable_now()), batch=batch)
+        ids, until = _claim(*_claimable(), batch=batch)
         if not ids:
             break
         loaded = _load(ids, until)

@@ -131,7 +131,7 @@ def test_a_muted_subject_is_not_emailed_about(smtp_server, subject, alice, bob):
 def test_a_live_claim_is_left_alone_and_an_expired_one_is_taken_over(smtp_server, subject, alice, bob):
     parent = post(subject, alice)
     post(subject, bob, "hello", reply_to=parent)
-    ids, until = mail._claim(Notification.objects.filter(mail._claimable_now()), batch=10)  # a sender that then dies
+    ids, until = mail._claim(*mail._claimable(), batch=10)  # a sender that then dies
     assert len(ids) == 1
     assert mail.emails_send() == 0
     Notification.objects.filter(pk__in=ids).update(email_claimed_until=timezone.now() - timedelta(seconds=1))
@@ -300,3 +300,35 @@ def test_moderators_are_emailed_once_a_period_when_the_review_queue_passes_the_t
     assert "3 comments wait for review" in first["Subject"]
     assert "https://comments.example.com/console/" in parts(first)["text/plain"]
     assert Notification.objects.filter(recipient=alice, kind=Kind.QUEUE).exists() is False
+
+
+def test_a_batch_costs_a_fixed_number_of_queries_and_one_mark_per_email(smtp_server, subject, bob):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def cost(readers: int) -> int:
+        people = [UserFactory(email=f"q{readers}-{n}@example.com") for n in range(readers)]
+        for person in people:
+            services.subscription_set(user=person, subject_id=subject.pk, state="subscribed")
+        post(subject, bob, f"news for {readers}")
+        for person in people:
+            services.subscription_set(user=person, subject_id=subject.pk, state="none")
+        with CaptureQueriesContext(connection) as queries:
+            assert mail.emails_send() == readers
+        return len(queries)
+
+    assert cost(8) - cost(2) == 6  # each email adds its mark, nothing else
+
+
+def test_the_management_command_sends_what_is_queued_and_the_digests(smtp_server, subject, alice, bob, carol):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    services.preferences_update(user=carol, email={"reply": "daily"})
+    post(subject, bob, "to alice", reply_to=post(subject, alice))
+    post(subject, bob, "to carol", reply_to=post(subject, carol))
+    out = StringIO()
+    call_command("notifications_send", "--digests", stdout=out)
+    assert out.getvalue().splitlines() == ["sent 1 email(s)", "sent 1 digest(s)"]
+    assert sorted(r[0] for r in smtp_server.recipients()) == ["alice@example.com", "carol@example.com"]
