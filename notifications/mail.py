@@ -35,6 +35,7 @@ from django.utils.translation import ngettext
 
 from comments import rowsql
 from comments.models import CommentContent, Status
+from moderation.models import ReviewTask, TaskState
 
 from .models import COMMENT_KINDS, EmailMode, EmailState, Kind, Notification, Preferences, Subscription, SubscriptionState, email_field
 from .queries import excerpt
@@ -111,6 +112,25 @@ class _Batch:
     muted: set[tuple[int, int]]
     bodies: dict[int, str] = field(default_factory=dict)
     names: dict[int, str] = field(default_factory=dict)
+    waiting: dict[int, list[str]] = field(default_factory=dict)  # site id: excerpts atop its review queue
+
+
+QUEUE_SHOWN = 5  # comments of the review queue a moderator's email quotes
+
+
+def _waiting(site_ids: set[int]) -> dict[int, list[str]]:
+    """The excerpts of the first ``QUEUE_SHOWN`` comments of each site's open review queue, in
+    the queue's order (priority, then age): two queries per site, and only for the rare
+    ``queue`` emails."""
+    found = {}
+    for site_id in site_ids:
+        ids = list(
+            ReviewTask.objects.filter(site_id=site_id, state=TaskState.OPEN).order_by("-priority", "id")
+            .values_list("comment_id", flat=True)[:QUEUE_SHOWN]
+        )
+        bodies = dict(CommentContent.objects.filter(pk__in=ids).values_list("pk", "body"))
+        found[site_id] = [excerpt(bodies[pk], 120) for pk in ids if pk in bodies]
+    return found
 
 
 def _load(ids: list[int], until: datetime) -> _Batch:
@@ -131,6 +151,7 @@ def _load(ids: list[int], until: datetime) -> _Batch:
     batch.bodies = dict(CommentContent.objects.filter(pk__in=comments).values_list("pk", "body")) if comments else {}
     faces = rowsql.user_faces({r["actor_id"] for r in rows if r["actor_id"]})
     batch.names = {pk: face.display_name or face.username for pk, face in faces.items()}
+    batch.waiting = _waiting({r["site_id"] for r in rows if r["kind"] == Kind.QUEUE and r["site_id"]})
     return batch
 
 
@@ -212,6 +233,7 @@ def _item(row: dict, batch: _Batch) -> dict:
         "excerpt": excerpt(batch.bodies.get(row["comment_id"], "")) if kind in COMMENT_KINDS else "",
         "url": url,
         "new": values["new"] if kind == Kind.QUEUE else None,
+        "waiting": batch.waiting.get(row["site_id"], []) if kind == Kind.QUEUE else [],
     }
 
 

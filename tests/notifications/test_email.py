@@ -299,6 +299,8 @@ def test_moderators_are_emailed_once_a_period_when_the_review_queue_passes_the_t
     assert first["To"] == "mod@example.com"
     assert "3 comments wait for review" in first["Subject"]
     assert "https://comments.example.com/console/" in parts(first)["text/plain"]
+    assert all(f"held {n}" in parts(first)["text/plain"] for n in range(3))  # what waits, quoted
+    assert "held 0" in parts(first)["text/html"]
     assert Notification.objects.filter(recipient=alice, kind=Kind.QUEUE).exists() is False
 
 
