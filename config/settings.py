@@ -186,6 +186,10 @@ MODERATION_RECHECK_RECLAIM = env_float("MODERATION_RECHECK_RECLAIM", 30.0)
 NOTIFICATIONS_EVENTS_INTERVAL = env_float("NOTIFICATIONS_EVENTS_INTERVAL", 1.0)
 # Events read by a worker that died are taken over after this many seconds.
 NOTIFICATIONS_EVENTS_RECLAIM = env_float("NOTIFICATIONS_EVENTS_RECLAIM", 30.0)
+# Queued notification emails are sent by a beat task this often, in batches; a sender claims a
+# batch for NOTIFICATIONS_EMAIL_CLAIM seconds, after which another takes over what it left.
+NOTIFICATIONS_EMAIL_INTERVAL = env_float("NOTIFICATIONS_EMAIL_INTERVAL", 10.0)
+NOTIFICATIONS_EMAIL_CLAIM = env_float("NOTIFICATIONS_EMAIL_CLAIM", 300.0)
 
 CELERY_BEAT_SCHEDULE = {
     "comments.reconcile_recent": {
@@ -214,6 +218,19 @@ CELERY_BEAT_SCHEDULE = {
     "notifications.like_milestones": {
         "task": "notifications.like_milestones",
         "schedule": env_float("NOTIFICATIONS_LIKE_MILESTONE_INTERVAL", 60.0),
+    },
+    "notifications.send_emails": {
+        "task": "notifications.send_emails",
+        "schedule": NOTIFICATIONS_EMAIL_INTERVAL,
+        "options": {"expires": max(5.0, 5 * NOTIFICATIONS_EMAIL_INTERVAL)},
+    },
+    "notifications.send_digests": {
+        "task": "notifications.send_digests",
+        "schedule": env_float("NOTIFICATIONS_DIGEST_INTERVAL", 24 * 3600.0),
+    },
+    "notifications.review_queues": {
+        "task": "notifications.review_queues",
+        "schedule": env_float("NOTIFICATIONS_QUEUE_INTERVAL", 300.0),
     },
     "likes.flush": {
         "task": "likes.flush",
@@ -351,6 +368,14 @@ PORTABILITY_ERASURE_DEFAULT = env_str("PORTABILITY_ERASURE_DEFAULT", "placeholde
 # comment may be and still be checked for one.
 NOTIFICATIONS_LIKE_MILESTONES = [int(n) for n in env_list("NOTIFICATIONS_LIKE_MILESTONES", ["10", "50", "100", "500", "1000", "5000", "10000"])]
 NOTIFICATIONS_LIKE_MILESTONE_DAYS = env_int("NOTIFICATIONS_LIKE_MILESTONE_DAYS", 30)
+# The service's public address, for the links in emails (the one-click unsubscribe among them).
+NOTIFICATIONS_BASE_URL = env_str("NOTIFICATIONS_BASE_URL", "http://localhost:8000").rstrip("/")
+# An address that unsubscribes by mail too (List-Unsubscribe's mailto:); none by default.
+NOTIFICATIONS_UNSUBSCRIBE_MAILTO = env_str("NOTIFICATIONS_UNSUBSCRIBE_MAILTO", "")
+# A site's moderators are emailed when its open review queue holds at least this many comments,
+# at most once per NOTIFICATIONS_QUEUE_PERIOD seconds.
+NOTIFICATIONS_QUEUE_THRESHOLD = env_int("NOTIFICATIONS_QUEUE_THRESHOLD", 20)
+NOTIFICATIONS_QUEUE_PERIOD = env_int("NOTIFICATIONS_QUEUE_PERIOD", 24 * 3600)
 
 # Per-user rate limits; RATE_LIMITS=off turns them off (load tests).
 RATE_LIMITS = parse_rate_limits(env_str("RATE_LIMITS", "post=10/min,like=120/min,report=20/h,login=10/min"))

@@ -16,6 +16,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("embed/", include("comments.web_urls")),
     path("console/", include("moderation.console_urls")),
+    path("notifications/", include("notifications.web_urls")),
     path("", home, name="home"),
 ]
 

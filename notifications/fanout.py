@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from comments import rowsql
 from comments.ids import id_floor_at
 from comments.models import Comment, Site, Status, User, Visibility
+from moderation.models import ReviewTask, TaskState
 
 from .events import EDITED, POSTED, STATUS, Event
 from .models import (
@@ -291,4 +293,42 @@ def events_notify(events: list[Event]) -> int:
             written += status_change_notify(
                 comment_id=event.target_id, from_status=from_status, to_status=to_status, actor_id=event.actor_id,
             )
+    return written
+
+
+def review_queues_notify(*, now: datetime | None = None) -> int:
+    """Tell the moderators of each site whose open review queue holds at least
+    ``NOTIFICATIONS_QUEUE_THRESHOLD`` comments, at most once per ``NOTIFICATIONS_QUEUE_PERIOD``
+    for a site: a ``queue`` notification each (emailed as their preference for the kind says),
+    with how many wait and how many arrived in the last period. One grouped count of the open
+    tasks, then per site past the threshold two queries and one insert."""
+    now = now or timezone.now()
+    period = settings.NOTIFICATIONS_QUEUE_PERIOD
+    window = int(now.timestamp() // period)
+    full = (
+        ReviewTask.objects.filter(state=TaskState.OPEN).values("site_id")
+        .annotate(open=Count("id"), newest=Max("id")).filter(open__gte=settings.NOTIFICATIONS_QUEUE_THRESHOLD)
+    )
+    written = 0
+    for site in full:
+        site_id = site["site_id"]
+        moderators = list(Site.moderators.through.objects.filter(site_id=site_id).values_list("user_id", flat=True))
+        if not moderators:
+            continue
+        # The event names the period, so a notice is written once per period whatever runs; the
+        # last one, in this or the previous period, must also be a whole period old.
+        events = [f"q{site_id}:{window}", f"q{site_id}:{window - 1}"]
+        if Notification.objects.filter(
+            recipient_id__in=moderators, event__in=events, created_at__gt=now - timedelta(seconds=period),
+        ).exists():
+            continue
+        new = ReviewTask.objects.filter(
+            site_id=site_id, state=TaskState.OPEN, created_at__gt=now - timedelta(seconds=period),
+        ).count()
+        key = Site.objects.filter(pk=site_id).values_list("key", flat=True).first()
+        cause = Cause(
+            event=events[0], site_id=site_id, data={"site": key, "open": site["open"], "new": new, "newest": site["newest"]},
+        )
+        among, among_params = rowsql.any_of("u.id", moderators)
+        written += _notify(Kind.QUEUE, cause, among, among_params)
     return written

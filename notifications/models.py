@@ -61,7 +61,7 @@ class Notification(models.Model):
     recipient = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     # What caused it, unique per recipient: "c<comment id>" for the comment kinds,
-    # "l<comment id>:<likes>", "d<comment id>:<decision>", "q<site id>:<newest task id>".
+    # "l<comment id>:<likes>", "d<comment id>:<decision>", "q<site id>:<period>" (NOTIFICATIONS_QUEUE_PERIOD).
     event = models.CharField(max_length=64)
     # What it is about. The fan-out writes these from rows it has just read, and deleting them
     # cascades here through Django; checking each reference again in the database, for each of

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from django.db.models import Q
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from comments import rowsql
 from comments.exceptions import InvalidInput, NotFound
 from comments.models import CommentContent, Status, Subject
 from comments.queries import Page, decode_cursor, encode_cursor, present_user
 
-from .models import COMMENT_KINDS, DEFAULT_EMAIL, Notification, Preferences, Subscription, email_field
+from .models import COMMENT_KINDS, DEFAULT_EMAIL, Kind, Notification, Preferences, Subscription, email_field
+from .unsubscribe import Scope
 
 EXCERPT_CHARACTERS = 200
 
@@ -121,3 +125,24 @@ def subscription_state(*, user_id: int, subject_id: int) -> str:
     """``subscribed``, ``muted`` or ``none``."""
     state = Subscription.objects.filter(user_id=user_id, subject_id=subject_id).values_list("state", flat=True).first()
     return state or "none"
+
+
+# What each kind of email is about, as an unsubscribe page names it.
+KIND_NAMES = {
+    Kind.REPLY: gettext_lazy("replies to your comments"),
+    Kind.MENTION: gettext_lazy("mentions of you"),
+    Kind.SUBSCRIPTION: gettext_lazy("new comments in discussions you follow"),
+    Kind.LIKE_MILESTONE: gettext_lazy("likes your comments reached"),
+    Kind.DECISION: gettext_lazy("moderators' decisions on your comments"),
+    Kind.QUEUE: gettext_lazy("the review queues of your sites"),
+}
+
+
+def unsubscribe_description(scope: Scope, *, language: str) -> str:
+    """What an unsubscribe link turns off, in words, in ``language``: one query at most."""
+    with translation.override(language):
+        if scope.subject_id is not None:
+            subject = Subject.objects.filter(pk=scope.subject_id).values_list("title", "key").first()
+            title = (subject[0] or subject[1]) if subject else ""
+            return _("Emails about “%(title)s”.") % {"title": title}
+        return _("Emails about %(kinds)s.") % {"kinds": _(", ").join(str(KIND_NAMES[k]) for k in scope.kinds)}

@@ -13,6 +13,7 @@ from comments.models import Subject, User
 
 from .models import DEFAULT_EMAIL, EmailMode, Notification, Preferences, Subscription, SubscriptionState, email_field
 from .queries import preferences_of
+from .unsubscribe import Scope
 
 
 def notification_mark_read(*, user: User, notification_id: int) -> None:
@@ -69,3 +70,18 @@ def subscription_set(*, user: User, subject_id: int, state: str) -> str:
     except IntegrityError:  # a concurrent first choice: the later one wins
         Subscription.objects.filter(user=user, subject_id=subject_id).update(state=state)
     return state
+
+
+def unsubscribe_apply(*, scope: Scope) -> dict:
+    """What a one-click unsubscribe link turns off (``unsubscribe.scope_of``): the kinds it names
+    are emailed ``never`` again, or the subject it names is muted (no email about its thread).
+    Idempotent; emails already queued follow at once (the sender checks again). ``NotFound``
+    for a recipient or subject gone since. Returns ``{"kinds": [...]}`` or ``{"subject": id}``."""
+    user = User.objects.filter(pk=scope.user_id).first()
+    if user is None:
+        raise NotFound("Unknown recipient.")
+    if scope.subject_id is not None:
+        subscription_set(user=user, subject_id=scope.subject_id, state=SubscriptionState.MUTED)
+        return {"subject": scope.subject_id}
+    preferences_update(user=user, email={kind: EmailMode.NEVER for kind in scope.kinds})
+    return {"kinds": list(scope.kinds)}

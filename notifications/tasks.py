@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from . import fanout, jobs
+from . import fanout, jobs, mail
 from .events import Event
 
 
@@ -26,3 +26,21 @@ def drain_events() -> int:
 def like_milestones() -> int:
     """Authors who asked for it are told their comments' like milestones (beat)."""
     return fanout.like_milestones_notify()
+
+
+@shared_task(name="notifications.send_emails", acks_late=True, ignore_result=True)
+def send_emails() -> int:
+    """The queued emails, claimed and sent in batches (beat, every ``NOTIFICATIONS_EMAIL_INTERVAL``)."""
+    return mail.emails_send()
+
+
+@shared_task(name="notifications.send_digests", acks_late=True, ignore_result=True)
+def send_digests() -> int:
+    """Each reader's daily digest (beat, every ``NOTIFICATIONS_DIGEST_INTERVAL``)."""
+    return mail.digests_send()
+
+
+@shared_task(name="notifications.review_queues", acks_late=True, ignore_result=True)
+def review_queues() -> int:
+    """Moderators of sites whose review queue is past the threshold are told (beat)."""
+    return fanout.review_queues_notify()

@@ -20,7 +20,7 @@ ALLOWED = {
     "moderation": {"comments", "likes"},
     "demo": {"comments", "likes", "moderation"},
     "portability": {"comments", "likes", "moderation"},
-    "notifications": {"comments", "likes"},
+    "notifications": {"comments", "likes", "moderation"},
 }
 # Modules of one app that another app may import beyond its allowance's app level: moderation
 # keeps its queue of second checks, and notifications its stream of events, on the like state's

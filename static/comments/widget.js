@@ -160,6 +160,7 @@
     $('#cw-me-name').textContent = me ? me.name : '';
     const form = $('#cw-form');
     if (form) form.hidden = !me;
+    root.dispatchEvent(new CustomEvent('cw:user', { detail: { user: me, token } }));  // notifications.js
   }
 
   async function login(payload) {

@@ -6,6 +6,9 @@ nothing waits). ``road`` runs a test on each road, whatever the suite's mode."""
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
+
 import pytest
 
 from comments import services as comment_services
@@ -67,3 +70,21 @@ def bob(db):
 @pytest.fixture
 def carol(db):
     return UserFactory(username="carol", email="carol@example.com")
+
+
+@contextmanager
+def paused_then_killed(start, tmp_path, point: str, what: str):
+    """A worker started by ``start(pause_at=, pause_file=)`` that stops at ``point`` of
+    ``paused_worker.py``; the block checks what it left there, then the worker is SIGKILLed."""
+    from ..workers import paused_pid, wait_for
+
+    pause = tmp_path / f"pause-{point.replace(':', '-')}"
+    pause.touch()
+    try:
+        worker = start(pause_at=point, pause_file=pause)
+        pid = wait_for(what, lambda: paused_pid(pause), workers=[worker])
+        assert os.getpgid(pid) == worker.pid
+        yield worker
+        worker.kill()
+    finally:
+        pause.unlink(missing_ok=True)

@@ -5,7 +5,6 @@ acknowledged. The next worker takes the batch over and writes what is missing, n
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -16,7 +15,8 @@ from notifications.models import Notification
 from notifications.services import subscription_set
 
 from ..factories import CommentFactory, UserFactory
-from ..workers import Workers, broker_url, paused_pid, wait_for  # noqa: F401  (broker_url: a fixture)
+from ..workers import Workers, broker_url, wait_for  # noqa: F401  (broker_url: a fixture)
+from .conftest import paused_then_killed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -72,18 +72,10 @@ def test_a_worker_killed_in_the_middle_of_a_batch_leaves_it_to_the_next_which_wr
     ids = [c.pk for c in comments]
     assert raw_redis.xlen(EVENTS_STREAM) == 4
 
-    pause = tmp_path / "pause-fanout"
-    pause.touch()
-    try:
-        a = worker(pause_at="fanout:2", pause_file=pause)
-        pid = wait_for("worker A to pause after its second comment", lambda: paused_pid(pause), workers=[a])
-        assert os.getpgid(pid) == a.pid
+    with paused_then_killed(worker, tmp_path, "fanout:2", "worker A to pause after its second comment"):
         # Two comments' notifications are committed; the batch of four is read, not acknowledged.
         assert rows(ids) == sorted((f.pk, c) for f in followers for c in ids[:2])
         assert stream_state(raw_redis) == (4, 4)
-        a.kill()
-    finally:
-        pause.unlink(missing_ok=True)
 
     b = worker()
     wait_for("worker B to take the batch over and acknowledge it", lambda: stream_state(raw_redis) == (0, 0), workers=[b])

@@ -1,0 +1,54 @@
+"""The page behind every email's unsubscribe link (RFC 8058), which works without signing in:
+``POST`` unsubscribes at once (the mail client's one-click, or the page's button), ``GET`` only
+shows what the link would turn off and a button, since mail scanners follow links."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+from django.utils import translation
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from comments.api.errors import error_body
+from comments.exceptions import CommentsError
+
+from . import queries, services
+from .unsubscribe import scope_of
+
+
+def _wants_html(request: HttpRequest) -> bool:
+    """A person's browser (the page's own form), not a mail client's one-click POST."""
+    return "text/html" in request.headers.get("Accept", "")
+
+
+def _page(request: HttpRequest, context: dict, *, language: str, status: int = 200) -> HttpResponse:
+    with translation.override(language):
+        html = render_to_string("notifications/unsubscribe.html", {**context, "lang": language}, request)
+    response = HttpResponse(html, status=status)
+    response["Content-Security-Policy"] = "default-src 'none'; form-action 'self'; frame-ancestors 'none'"
+    response["Referrer-Policy"] = "no-referrer"  # the token is in the address
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _refused(request: HttpRequest, exc: CommentsError) -> HttpResponse:
+    if request.method == "GET" and _wants_html(request):
+        return _page(request, {"error": True}, language=translation.get_language_from_request(request), status=exc.status)
+    return JsonResponse(error_body(exc.code, exc.message, exc.fields), status=exc.status)
+
+
+@csrf_exempt  # the signed token is the authority, and the one-click POST comes from a mail client
+@require_http_methods(["GET", "POST"])
+def unsubscribe(request: HttpRequest) -> HttpResponse:
+    try:
+        scope = scope_of(request.GET.get("token"))
+        language = queries.preferences_of(scope.user_id).language
+        if request.method == "GET":
+            return _page(request, {"what": queries.unsubscribe_description(scope, language=language)}, language=language)
+        done = services.unsubscribe_apply(scope=scope)
+    except CommentsError as exc:
+        return _refused(request, exc)
+    if _wants_html(request):
+        return _page(request, {"done": True, "what": queries.unsubscribe_description(scope, language=language)}, language=language)
+    return JsonResponse({"unsubscribed": done})

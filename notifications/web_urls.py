@@ -1,0 +1,7 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("unsubscribe", views.unsubscribe, name="notifications-unsubscribe"),
+]

@@ -1,0 +1,56 @@
+"""The widget's notifications for a signed-in reader, in a real browser: the unread badge, the
+list it opens, "Mark read" and "Mark all read", all over the notifications API."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from comments.models import Comment
+from notifications.models import Notification
+from tests.browser.conftest import assert_seen_by_a_person, click, type_into
+from tests.browser.test_widget import host, no_problems, signed_in_as, widget  # noqa: F401  (host: a fixture)
+from tests.factories import CommentFactory, SubjectFactory, UserFactory
+from tests.notifications.conftest import settle
+
+
+def test_a_reader_who_gets_replies_sees_the_badge_opens_the_list_and_marks_them_read(host, page, shot):
+    subject = SubjectFactory(site=host.site, key="article:notified", title="Notified")
+    page.goto(host.url(subject.key, user="alice"))
+    frame = widget(page)
+    signed_in_as(frame, "Alice")
+    toggle = frame.get_by_role("button", name="Notifications")
+    assert_seen_by_a_person(toggle)
+    expect(frame.locator("#cw-nt-badge")).to_be_hidden()  # nothing unread yet
+
+    type_into(frame.locator("#cw-body"), "What do you all think?")
+    click(frame.get_by_role("button", name="Post"))
+    expect(frame.locator(".cw-c", has_text="What do you all think?")).to_be_visible()
+    mine = Comment.objects.get(subject=subject)
+    CommentFactory(subject=subject, author=UserFactory(display_name="Bob"), reply_to=mine, body="Bob thinks so too")
+    CommentFactory(subject=subject, author=UserFactory(display_name="Cat"), reply_to=mine, body="Cat does not")
+    settle()
+
+    page.reload()
+    frame = widget(page)
+    signed_in_as(frame, "Alice")
+    badge = frame.locator("#cw-nt-badge")
+    assert_seen_by_a_person(badge)
+    expect(badge).to_have_text("2")
+    shot(page, "badge")
+
+    click(frame.get_by_role("button", name="Notifications"))
+    bob = frame.locator(".cw-nt-item", has_text="Bob replied to your comment")
+    assert_seen_by_a_person(bob)
+    expect(bob).to_contain_text("Bob thinks so too")
+    assert_seen_by_a_person(frame.locator(".cw-nt-item", has_text="Cat replied to your comment"))
+    shot(page, "list")
+
+    click(bob.get_by_role("button", name="Mark read"))
+    expect(badge).to_have_text("1")
+    expect(bob.get_by_role("button", name="Mark read")).to_be_hidden()
+    assert Notification.objects.filter(recipient=mine.author, read_at__isnull=True).count() == 1
+
+    click(frame.get_by_role("button", name="Mark all read"))
+    expect(badge).to_be_hidden()
+    assert Notification.objects.filter(recipient=mine.author, read_at__isnull=True).count() == 0
+    no_problems(page)
