@@ -15,6 +15,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("embed/", include("comments.web_urls")),
+    path("console/webhooks/", include("webhooks.console_urls")),
     path("console/", include("moderation.console_urls")),
     path("", home, name="home"),
 ]

@@ -54,6 +54,9 @@ def test_each_kind_of_work_has_its_own_queue():
     assert queue_of("moderation.recheck_comment") == "moderation"
     assert queue_of("notifications.drain_events") == "notifications"
     assert queue_of("notifications.handle_event") == "notifications"
+    assert queue_of("webhooks.deliver") == "webhooks"
+    assert queue_of("webhooks.drain_events") == "webhooks"
+    assert queue_of("webhooks.retry_due") == "webhooks"
     assert queue_of("portability.scrub_ip_addresses") == "imports"
     assert queue_of("comments.reconcile_recent") == "default"
 
