@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "portability",
     "notifications",
     "webhooks",
+    "feeds",
 ]
 
 MIDDLEWARE = [
@@ -200,6 +201,10 @@ WEBHOOKS_TIMEOUT = env_float("WEBHOOKS_TIMEOUT", 10.0)
 WEBHOOKS_RETRY_BASE = env_float("WEBHOOKS_RETRY_BASE", 30.0)
 WEBHOOKS_RETRY_MAX = env_float("WEBHOOKS_RETRY_MAX", 7200.0)
 WEBHOOKS_RETRY_FOR = env_float("WEBHOOKS_RETRY_FOR", 24 * 3600.0)
+
+# Feeds (RSS, Atom): how many comments each shows, and how long readers and proxies may keep one.
+FEEDS_ITEMS = env_int("FEEDS_ITEMS", 50)
+FEEDS_MAX_AGE = env_int("FEEDS_MAX_AGE", 60)
 
 CELERY_BEAT_SCHEDULE = {
     "comments.reconcile_recent": {

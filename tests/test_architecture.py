@@ -22,6 +22,7 @@ ALLOWED = {
     "portability": {"comments", "likes", "moderation"},
     "notifications": {"comments", "likes"},
     "webhooks": {"comments", "likes", "moderation"},
+    "feeds": {"comments"},
 }
 # Modules of one app that another app may import beyond its allowance's app level: moderation
 # keeps its queue of second checks, and notifications its stream of events, on the like state's
