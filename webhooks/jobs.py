@@ -15,7 +15,7 @@ from django.conf import settings
 
 from likes import live
 
-from . import services
+from . import queries, services
 from .events import Event
 
 EVENTS_STREAM = "wh:events"  # in the Redis of like state (LIKES_REDIS_URL), beside nt:events
@@ -32,6 +32,8 @@ def event_enqueue(event: Event) -> bool:
 def events_handle(events: list[Event]) -> list[int]:
     """The deliveries a batch of events causes; returns the ids of those written now."""
     created: list[int] = []
+    if not events or not queries.any_endpoint_active():
+        return created
     for event in events:
         created += services.deliveries_create(event=event)
     return created

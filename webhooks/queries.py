@@ -3,7 +3,6 @@ a console page or a delivery shows."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from django.utils import timezone as django_timezone
@@ -20,12 +19,6 @@ from .models import Delivery, DeliveryState, Endpoint, EventType
 RECENT_DELIVERIES = 50  # on an endpoint's console page
 
 
-@dataclass(frozen=True)
-class EventBody:
-    site_id: int
-    body: str  # the JSON posted to every endpoint that wants the event
-
-
 def _comment_data(comment: Comment) -> dict:
     """The comment as the API shows it to a moderator (its true status, its body however
     held), without what only means something to one reader (``liked``)."""
@@ -39,9 +32,9 @@ def _subject_data(comment: Comment) -> dict:
     return {"id": s.pk, "key": s.key, "title": s.title, "url": s.url or None, "state": s.state}
 
 
-def event_body(event: Event) -> EventBody | None:
-    """What ``event`` is delivered with, read now (after its commit); None when what it is about
-    is gone (a comment or report erased since)."""
+def event_body(event: Event) -> str | None:
+    """The JSON ``event`` is delivered with (to every endpoint that wants it), read now, after
+    its commit; None when what it is about is gone (a comment or report erased since)."""
     report = None
     if event.type == EventType.REPORT_CREATED:
         report = Report.objects.filter(pk=event.target_id).select_related("user").first()
@@ -63,7 +56,21 @@ def event_body(event: Event) -> EventBody | None:
             "reporter": present_user(report.user), "created_at": report.created_at,
         }
     envelope = {"type": event.type, "timestamp": datetime.fromtimestamp(event.at, tz=timezone.utc), "data": data}
-    return EventBody(site_id=comment.subject.site_id, body=dumps(envelope).decode())
+    return dumps(envelope).decode()
+
+
+def any_endpoint_active() -> bool:
+    """Whether any site has an active endpoint: a batch of events costs one query where none has."""
+    return Endpoint.objects.filter(active=True).exists()
+
+
+def event_site(event: Event) -> int | None:
+    """The site the event's comment (or reported comment) belongs to; None when it is gone."""
+    if event.type == EventType.REPORT_CREATED:
+        rows = Report.objects.filter(pk=event.target_id).values_list("comment__subject__site_id", flat=True)
+    else:
+        rows = Comment.objects.filter(pk=event.target_id).values_list("subject__site_id", flat=True)
+    return rows.first()
 
 
 def endpoints_wanting(site_id: int, event_type: str) -> list[Endpoint]:

@@ -38,7 +38,8 @@ def _excerpt(stream) -> str:
         raw = stream.read(EXCERPT_BYTES)
     except (OSError, ValueError):
         return ""
-    return raw.decode("utf-8", errors="replace")[:EXCERPT_CHARS]
+    # Kept as text: PostgreSQL's text refuses NUL, which an answer may hold.
+    return raw.decode("utf-8", errors="replace").replace("\x00", "\ufffd")[:EXCERPT_CHARS]
 
 
 def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> Answer:

@@ -62,17 +62,16 @@ def endpoint_create(*, site: Site, url: str, events: list[str], description: str
 def deliveries_create(*, event: Event) -> list[int]:
     """A pending delivery of ``event`` to each endpoint of its site that wants it; returns the
     ids of those written now. Idempotent: the same event again writes (and returns) none."""
-    body = queries.event_body(event)
+    site_id = queries.event_site(event)
+    endpoints = queries.endpoints_wanting(site_id, event.type) if site_id is not None else []
+    body = queries.event_body(event) if endpoints else None
     if body is None:
-        return []
-    endpoints = queries.endpoints_wanting(body.site_id, event.type)
-    if not endpoints:
         return []
     now = timezone.now()
     with transaction.atomic():
         Delivery.objects.bulk_create(
             [
-                Delivery(endpoint=e, event_id=event.id, event_type=event.type, body=body.body,
+                Delivery(endpoint=e, event_id=event.id, event_type=event.type, body=body,
                          chain_started_at=now, next_attempt_at=now)
                 for e in endpoints
             ],

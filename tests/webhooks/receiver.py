@@ -1,7 +1,8 @@
 """A webhook receiver on loopback for the tests: a real HTTP server in a thread that answers as
 each path is told to (a status, or hanging past the sender's timeout) and checks every request's
-signature with the algorithm docs/API.md documents (Standard Webhooks), written out here rather
-than imported from the app, so a mistake in the app's signing cannot verify itself."""
+signature twice: with the algorithm docs/API.md documents, written out here rather than imported
+from the app (a mistake in the app's signing cannot verify itself), and with the Standard
+Webhooks reference library, as a receiver using an existing verifier would."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import time
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 HANG = "hang"  # answer nothing until the test ends (past the sender's timeout)
 
@@ -33,13 +36,23 @@ def verify(secret: str, headers, body: bytes, *, tolerance: int = 300) -> bool:
     )
 
 
+def verify_by_library(secret: str, headers, body: bytes) -> bool:
+    """What a receiver using the scheme's reference library would conclude."""
+    try:
+        Webhook(secret).verify(body, headers)
+    except WebhookVerificationError:
+        return False
+    return True
+
+
 @dataclass
 class Received:
     path: str
     headers: dict[str, str]
     body: bytes
-    verified: bool
-    answered: int | str
+    verified: bool  # by the documented algorithm, written out above
+    verified_by_library: bool  # by the Standard Webhooks reference library (standardwebhooks)
+    answered: int | str | tuple
 
 
 class Receiver:
@@ -59,15 +72,20 @@ class Receiver:
                     script = receiver.scripts[self.path]
                     answer = script.popleft() if script else 200
                     secret = receiver.secrets.get(self.path, "")
-                    receiver.received.append(Received(self.path, headers, body, verify(secret, headers, body), answer))
+                    receiver.received.append(Received(
+                        self.path, headers, body, verify(secret, headers, body), verify_by_library(secret, headers, body), answer,
+                    ))
                 if answer == HANG:
                     receiver.release.wait(30)
                     return
-                payload = f"answer {answer} " + "x" * 2000  # longer than the log keeps
+                if isinstance(answer, tuple):  # (status, body)
+                    answer, payload = answer
+                else:
+                    payload = f"answer {answer} ".encode() + b"x" * 2000  # longer than the log keeps
                 self.send_response(answer)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
-                self.wfile.write(payload.encode())
+                self.wfile.write(payload)
 
             def log_message(self, *args):
                 pass

@@ -11,7 +11,7 @@ from django.test import Client
 
 from comments.exceptions import InvalidInput
 from webhooks import services
-from webhooks.models import Delivery, DeliveryState
+from webhooks.models import Delivery, DeliveryState, EventType
 
 from ..factories import CommentFactory, SiteFactory, UserFactory
 from .conftest import endpoint_at
@@ -114,3 +114,21 @@ def test_the_admin_adds_an_endpoint_through_the_service(db, admin_user, site):
     added = client.post("/admin/webhooks/endpoint/add/", {"site": site.pk, "url": "https://example.com/h", "events": ["comment.created"], "active": "on"})
     assert added.status_code == 302
     assert site.webhook_endpoints.get().secret.startswith("whsec_")
+
+
+def test_the_operators_command_adds_an_endpoint_and_prints_its_secret(site):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    out = StringIO()
+    call_command("create_webhook", site.key, "https://example.com/hook", "--event", "report.created", stdout=out)
+    endpoint = site.webhook_endpoints.get()
+    assert endpoint.events == ["report.created"]
+    assert f"secret: {endpoint.secret}" in out.getvalue()
+    call_command("create_webhook", site.key, "https://example.com/all", stdout=StringIO())
+    assert site.webhook_endpoints.get(url="https://example.com/all").events == list(EventType.values)
+    with pytest.raises(CommandError, match="http or https"):
+        call_command("create_webhook", site.key, "ftp://example.com/", stdout=StringIO())
+    with pytest.raises(CommandError, match="Unknown site"):
+        call_command("create_webhook", "nope", "https://example.com/", stdout=StringIO())
