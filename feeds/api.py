@@ -5,6 +5,7 @@ the counts API), cacheable for a short while."""
 from __future__ import annotations
 
 from django.conf import settings
+from django.http import HttpResponse
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -37,8 +38,12 @@ class TopParams(PageParams):
     days = serializers.IntegerField(min_value=1, max_value=365, default=30)
 
 
-def _answer(request, site, page) -> Response:
-    response = Response({"items": page.items, "next_cursor": page.next_cursor})
+def _answer(request, site, page) -> Response | HttpResponse:
+    """The page (a ``Page``, or the JSON of one), readable by the site's own origins."""
+    if isinstance(page, bytes):
+        response = HttpResponse(page, content_type="application/json")
+    else:
+        response = Response({"items": page.items, "next_cursor": page.next_cursor})
     patch_vary_headers(response, ["Origin"])
     origin = request.headers.get("Origin", "")
     if origin and origin in site.allowed_origins:
@@ -64,8 +69,9 @@ class TopCommentsView(ApiView):
     @extend_schema(parameters=[TopParams], responses={200: SidebarPageOut, **error_responses(400, 404)}, summary="A site's most liked comments")
     def get(self, request, site_key: str):
         """The site's most liked published public comments in open subjects among those of the
-        last ``days`` days (1..365, default 30), ties newest first."""
+        last ``days`` days (1..365, default 30), ties newest first. A first page may be up to
+        ``FEEDS_MAX_AGE`` seconds old."""
         params = query_params(request, TopParams)
         site = site_by_key(site_key)
-        page = queries.top_comments(site, days=params["days"], limit=params["limit"], cursor=params.get("cursor"))
+        page = queries.top_comments_json(site, days=params["days"], limit=params["limit"], cursor=params.get("cursor"))
         return _answer(request, site, page)

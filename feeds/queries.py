@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
-from comments import rowsql
+from comments import encoding, rowsql
 from comments.exceptions import InvalidInput, NotFound
 from comments.models import Site, Status, Subject, SubjectState, Visibility
 from comments.queries import Page, Viewer, decode_cursor, encode_cursor, present_comments, site_by_key
@@ -136,3 +137,18 @@ def top_comments(site: Site, *, days: int, limit: int, cursor: str | None) -> Pa
     if len(rows) > limit:
         next_cursor = encode_cursor(scope, {"l": page[-1].like_count, "k": page[-1].pk, "since": since})
     return Page(items=_shown(page), next_cursor=next_cursor)
+
+
+def top_comments_json(site: Site, *, days: int, limit: int, cursor: str | None) -> bytes:
+    """``top_comments`` as the API's JSON. A first page is kept in the shared cache for
+    ``FEEDS_MAX_AGE`` seconds (as long as readers and proxies may keep it): over a busy site's
+    window it sorts every comment of the window by likes (docs/benchmarks.md, "Feeds"), so it
+    is read at most once a minute per site, window and size whoever asks."""
+    key = f"feeds:top:{site.pk}:{days}:{limit}" if cursor is None else None
+    if key is not None and (kept := cache.get(key)) is not None:
+        return kept
+    page = top_comments(site, days=days, limit=limit, cursor=cursor)
+    body = encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
+    if key is not None:
+        cache.set(key, body, settings.FEEDS_MAX_AGE)
+    return body

@@ -124,3 +124,17 @@ def test_the_queries_of_a_page_do_not_grow_with_it(api, site, kind):
     for n in range(25):
         CommentFactory(subject=SubjectFactory(site=site), author=UserFactory(), body=f"c{n}")
     assert count(1) == count(20) <= 4
+
+
+def test_a_first_page_of_top_is_read_once_while_it_is_kept(api, site, settings):
+    subject = SubjectFactory(site=site)
+    kept = CommentFactory(subject=subject)
+    url = f"{API}/sites/{site.key}/comments/top?limit=5"
+    assert [c["id"] for c in api.get(url).json()["items"]] == [kept.pk]
+    CommentFactory(subject=subject)
+    with CaptureQueriesContext(connection) as ran:
+        again = api.get(url)
+    assert [c["id"] for c in again.json()["items"]] == [kept.pk]  # up to FEEDS_MAX_AGE old
+    assert not [q for q in ran.captured_queries if "comment_index" in q["sql"]]
+    assert again["Content-Type"] == "application/json" and "public" in again["Cache-Control"]
+    assert len(api.get(f"{API}/sites/{site.key}/comments/top?limit=6").json()["items"]) == 2  # another size: read
