@@ -50,6 +50,8 @@ INSTALLED_APPS = [
     "demo",
     "portability",
     "notifications",
+    "webhooks",
+    "feeds",
 ]
 
 MIDDLEWARE = [
@@ -165,13 +167,14 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 # (tests/test_celery_queues.py). A plain `celery -A config worker` consumes every queue; a bigger
 # deployment runs workers per queue (-Q likes, -Q moderation, ...: README, docs/production.md).
 CELERY_TASK_QUEUES = [
-    Queue(name, routing_key=name) for name in ("default", "likes", "moderation", "notifications", "imports")
+    Queue(name, routing_key=name) for name in ("default", "likes", "moderation", "notifications", "webhooks", "imports")
 ]
 CELERY_TASK_ROUTES = {
     "comments.*": {"queue": "default"},  # counter reconciliation
     "likes.*": {"queue": "likes"},  # the flush and rebuilds
     "moderation.*": {"queue": "moderation"},
     "notifications.*": {"queue": "notifications"},
+    "webhooks.*": {"queue": "webhooks"},  # deliveries: a slow endpoint holds up nothing else
     "portability.*": {"queue": "imports"},  # data in and out: imports, exports, retention
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -190,6 +193,22 @@ NOTIFICATIONS_EVENTS_RECLAIM = env_float("NOTIFICATIONS_EVENTS_RECLAIM", 30.0)
 # batch for NOTIFICATIONS_EMAIL_CLAIM seconds, after which another takes over what it left.
 NOTIFICATIONS_EMAIL_INTERVAL = env_float("NOTIFICATIONS_EMAIL_INTERVAL", 10.0)
 NOTIFICATIONS_EMAIL_CLAIM = env_float("NOTIFICATIONS_EMAIL_CLAIM", 300.0)
+
+# Webhooks: events queued on a Redis stream like notifications' and turned into deliveries this
+# often; deliveries whose retry is due are sent every WEBHOOKS_RETRY_INTERVAL seconds.
+WEBHOOKS_EVENTS_INTERVAL = env_float("WEBHOOKS_EVENTS_INTERVAL", 1.0)
+WEBHOOKS_EVENTS_RECLAIM = env_float("WEBHOOKS_EVENTS_RECLAIM", 30.0)
+WEBHOOKS_RETRY_INTERVAL = env_float("WEBHOOKS_RETRY_INTERVAL", 5.0)
+# Seconds a receiver has to answer one request (connect, send, answer).
+WEBHOOKS_TIMEOUT = env_float("WEBHOOKS_TIMEOUT", 10.0)
+# Retries: the first after 15-30 s, each doubling up to 1-2 h, for a day; then failed.
+WEBHOOKS_RETRY_BASE = env_float("WEBHOOKS_RETRY_BASE", 30.0)
+WEBHOOKS_RETRY_MAX = env_float("WEBHOOKS_RETRY_MAX", 7200.0)
+WEBHOOKS_RETRY_FOR = env_float("WEBHOOKS_RETRY_FOR", 24 * 3600.0)
+
+# Feeds (RSS, Atom): how many comments each shows, and how long readers and proxies may keep one.
+FEEDS_ITEMS = env_int("FEEDS_ITEMS", 50)
+FEEDS_MAX_AGE = env_int("FEEDS_MAX_AGE", 60)
 
 CELERY_BEAT_SCHEDULE = {
     "comments.reconcile_recent": {
@@ -231,6 +250,16 @@ CELERY_BEAT_SCHEDULE = {
     "notifications.review_queues": {
         "task": "notifications.review_queues",
         "schedule": env_float("NOTIFICATIONS_QUEUE_INTERVAL", 300.0),
+    },
+    "webhooks.drain_events": {
+        "task": "webhooks.drain_events",
+        "schedule": WEBHOOKS_EVENTS_INTERVAL,
+        "options": {"expires": max(5.0, 5 * WEBHOOKS_EVENTS_INTERVAL)},
+    },
+    "webhooks.retry_due": {
+        "task": "webhooks.retry_due",
+        "schedule": WEBHOOKS_RETRY_INTERVAL,
+        "options": {"expires": max(5.0, 2 * WEBHOOKS_RETRY_INTERVAL)},
     },
     "likes.flush": {
         "task": "likes.flush",

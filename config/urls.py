@@ -12,11 +12,14 @@ urlpatterns = [
     path("api/v1/", include("moderation.urls")),
     path("api/v1/", include("portability.urls")),
     path("api/v1/", include("notifications.urls")),
+    path("api/v1/", include("feeds.api_urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("embed/", include("comments.web_urls")),
+    path("console/webhooks/", include("webhooks.console_urls")),
     path("console/", include("moderation.console_urls")),
     path("notifications/", include("notifications.web_urls")),
+    path("feeds/", include("feeds.urls")),
     path("", home, name="home"),
 ]
 

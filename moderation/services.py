@@ -265,6 +265,7 @@ def report_create(*, comment, reporter: User, reason: str, detail: str = "") -> 
             report = Report.objects.create(
                 comment_id=comment.pk, user=reporter, subject_id=comment.subject_id, reason=reason, detail=detail[:1000]
             )
+            transaction.on_commit(lambda: signals.report_created.send(sender=Report, report_id=report.pk))
     except IntegrityError:
         return Report.objects.get(comment_id=comment.pk, user=reporter), False
     reporters = Report.objects.filter(comment_id=comment.pk).count()

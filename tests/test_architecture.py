@@ -21,11 +21,17 @@ ALLOWED = {
     "demo": {"comments", "likes", "moderation"},
     "portability": {"comments", "likes", "moderation"},
     "notifications": {"comments", "likes", "moderation"},
+    "webhooks": {"comments", "likes", "moderation"},
+    "feeds": {"comments"},
 }
 # Modules of one app that another app may import beyond its allowance's app level: moderation
 # keeps its queue of second checks, and notifications its stream of events, on the like state's
 # Redis, through likes.live.
-NARROW = {("moderation", "likes"): {"likes.live"}, ("notifications", "likes"): {"likes.live"}}
+NARROW = {
+    ("moderation", "likes"): {"likes.live"},
+    ("notifications", "likes"): {"likes.live"},
+    ("webhooks", "likes"): {"likes.live"},
+}
 
 
 def _module_name(path: Path) -> str:

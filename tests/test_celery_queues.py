@@ -57,6 +57,9 @@ def test_each_kind_of_work_has_its_own_queue():
     assert queue_of("notifications.send_emails") == "notifications"
     assert queue_of("notifications.send_digests") == "notifications"
     assert queue_of("notifications.review_queues") == "notifications"
+    assert queue_of("webhooks.deliver") == "webhooks"
+    assert queue_of("webhooks.drain_events") == "webhooks"
+    assert queue_of("webhooks.retry_due") == "webhooks"
     assert queue_of("portability.scrub_ip_addresses") == "imports"
     assert queue_of("comments.reconcile_recent") == "default"
 

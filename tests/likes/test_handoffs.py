@@ -1,6 +1,6 @@
 """What a write hands on to other processes after its commit travels to the like state's Redis
 in one round trip (``live.together``, opened by the core around its hooks): a post's empty like
-state, its second check and its notifications event. A hand-off that fails goes its own way
+state, its second check, its notifications event and its webhooks event. A hand-off that fails goes its own way
 (a task of its own), and only that one."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def test_a_posts_hand_offs_travel_in_one_round_trip_after_its_commit(redis_url, 
     with transaction.atomic():
         comment = services.comment_create(subject=subject, author=author, body="a new comment")
         calls = RedisCalls(monkeypatch)  # counts from here: what runs once the post commits
-    # Everything the hook's three receivers handed on is one round trip; the pages' version is
+    # Everything the hook's receivers handed on is one round trip; the pages' version is
     # one more where the cache is a Redis (the embedded default's is in this process's memory).
     pages = 1 if "redis" in settings.CACHES["default"]["BACKEND"].lower() else 0
     assert calls.count == 1 + pages

@@ -1,0 +1,154 @@
+"""Every read of feeds: the comments an anonymous reader may see, newest first, for the RSS and
+Atom feeds of a site and of a subject, and the recent and top comments of a site (the API
+behind a "latest comments" sidebar). Built on the core's public query helpers: rows by
+``rowsql.fetch`` (one statement, authors joined), shown by ``present_comments`` (one statement
+for their contents, likes from the live store), with their subjects in one more.
+
+Who may see: published, public comments only (never pending, shadow, friends-only, deleted or
+rejected ones); the recent and top lists only those of open subjects."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.utils import timezone
+
+from comments import encoding, rowsql
+from comments.exceptions import InvalidInput, NotFound
+from comments.models import Site, Status, Subject, SubjectState, Visibility
+from comments.queries import Page, Viewer, decode_cursor, encode_cursor, present_comments, site_by_key
+
+_SUBJECT = connection.ops.quote_name(Subject._meta.db_table)
+_PUBLIC = f"c.status = '{Status.PUBLISHED}' AND c.visibility = '{Visibility.PUBLIC}'"
+_MALFORMED = {"cursor": ["Malformed cursor."]}
+
+
+def _of_site(site_id: int, *, open_only: bool) -> tuple[str, list]:
+    state = f" AND s.state = '{SubjectState.OPEN}'" if open_only else ""
+    return f"{_PUBLIC} AND c.subject_id IN (SELECT s.id FROM {_SUBJECT} s WHERE s.site_id = %s{state})", [site_id]
+
+
+def _subjects_of(rows) -> dict[int, dict]:
+    ids = {r.subject_id for r in rows}
+    return {
+        s["id"]: {**s, "url": s["url"] or None}
+        for s in Subject.objects.filter(pk__in=ids).values("id", "key", "title", "url")
+    } if ids else {}
+
+
+def _shown(rows) -> list[dict]:
+    """The rows as the API shows them to an anonymous reader, each with its subject."""
+    shown = present_comments(rows, Viewer(user=None))
+    subjects = _subjects_of(rows)
+    return [{**shown[r.pk], "subject": subjects[r.subject_id]} for r in rows]
+
+
+# --- feeds ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FeedListing:
+    """What a feed shows: its site, its subject (None for the site's feed), its entries (the
+    comment objects of the API, each with ``subject``), newest first."""
+
+    site: Site
+    subject: Subject | None
+    entries: list[dict]
+
+    @property
+    def last_modified(self) -> datetime:
+        """The newest post or edit shown (the subject's or site's creation when there is none)."""
+        moments = [e["edited_at"] or e["created_at"] for e in self.entries]
+        return max(moments, default=(self.subject or self.site).created_at)
+
+    def etag(self, kind: str) -> str:
+        """Changes with anything shown: an entry added, removed (deleted, held), edited."""
+        digest = hashlib.sha256(kind.encode())
+        for e in self.entries:
+            digest.update(f"|{e['id']}:{e['edited_at'] or ''}:{e['author']['name'] if e['author'] else ''}".encode())
+        if self.subject is not None:
+            digest.update(f"|{self.subject.title}|{self.subject.url}".encode())
+        digest.update(f"|{self.site.name}".encode())
+        return f'"{digest.hexdigest()[:32]}"'
+
+
+def site_feed(site_key: str) -> FeedListing:
+    """The site's newest ``FEEDS_ITEMS`` published public comments, across its subjects."""
+    site = site_by_key(site_key)
+    where, params = _of_site(site.pk, open_only=False)
+    rows = rowsql.fetch(where, params, order="c.id DESC", limit=settings.FEEDS_ITEMS)
+    return FeedListing(site=site, subject=None, entries=_shown(rows))
+
+
+def subject_feed(subject_id: int) -> FeedListing:
+    """The subject's newest ``FEEDS_ITEMS`` published public comments."""
+    subject = Subject.objects.select_related("site").filter(pk=subject_id).first()
+    if subject is None:
+        raise NotFound("Unknown subject.")
+    rows = rowsql.fetch(f"c.subject_id = %s AND {_PUBLIC}", [subject.pk], order="c.id DESC", limit=settings.FEEDS_ITEMS)
+    return FeedListing(site=subject.site, subject=subject, entries=_shown(rows))
+
+
+# --- recent and top ------------------------------------------------------------------------
+
+
+def _position(cursor: str | None, scope: str, keys: tuple[str, ...]) -> dict | None:
+    position = decode_cursor(cursor, scope)
+    if position is not None and not all(
+        isinstance(position.get(k), int) and not isinstance(position.get(k), bool) for k in keys
+    ):
+        raise InvalidInput("Malformed cursor.", fields=_MALFORMED)
+    return position
+
+
+def recent_comments(site: Site, *, limit: int, cursor: str | None) -> Page:
+    """The site's published public comments in open subjects, newest first."""
+    scope = f"recent:{site.pk}"
+    where, params = _of_site(site.pk, open_only=True)
+    after = _position(cursor, scope, ("k",))
+    if after is not None:
+        where, params = f"{where} AND c.id < %s", [*params, after["k"]]
+    rows = rowsql.fetch(where, params, order="c.id DESC", limit=limit + 1)
+    page = rows[:limit]
+    next_cursor = encode_cursor(scope, {"k": page[-1].pk}) if len(rows) > limit else None
+    return Page(items=_shown(page), next_cursor=next_cursor)
+
+
+def top_comments(site: Site, *, days: int, limit: int, cursor: str | None) -> Page:
+    """The site's most liked published public comments in open subjects among those of the last
+    ``days`` days (ties newest first). The window's start rides in the cursor, so following it
+    to the end lists each comment once however long that takes."""
+    scope = f"top:{site.pk}:{days}"
+    position = _position(cursor, scope, ("l", "k", "since"))
+    since = position["since"] if position else int((timezone.now() - timedelta(days=days)).timestamp())
+    where, params = _of_site(site.pk, open_only=True)
+    where, params = f"{where} AND c.created_at >= %s", [*params, rowsql.UNIX_EPOCH + timedelta(seconds=since)]
+    if position is not None:
+        where += " AND (c.like_count < %s OR (c.like_count = %s AND c.id < %s))"
+        params += [position["l"], position["l"], position["k"]]
+    rows = rowsql.fetch(where, params, order="c.like_count DESC, c.id DESC", limit=limit + 1)
+    page = rows[:limit]
+    next_cursor = None
+    if len(rows) > limit:
+        next_cursor = encode_cursor(scope, {"l": page[-1].like_count, "k": page[-1].pk, "since": since})
+    return Page(items=_shown(page), next_cursor=next_cursor)
+
+
+def top_comments_json(site: Site, *, days: int, limit: int, cursor: str | None) -> bytes:
+    """``top_comments`` as the API's JSON. A first page is kept in the shared cache for
+    ``FEEDS_MAX_AGE`` seconds (as long as readers and proxies may keep it): over a busy site's
+    window it sorts every comment of the window by likes (docs/benchmarks.md, "Feeds"), so it
+    is read at most once a minute per site, window and size whoever asks."""
+    key = f"feeds:top:{site.pk}:{days}:{limit}" if cursor is None else None
+    if key is not None and (kept := cache.get(key)) is not None:
+        return kept
+    page = top_comments(site, days=days, limit=limit, cursor=cursor)
+    body = encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
+    if key is not None:
+        cache.set(key, body, settings.FEEDS_MAX_AGE)
+    return body

@@ -1,0 +1,14 @@
+"""The webhooks page of the moderation console, included at ``/console/webhooks/``."""
+
+from django.urls import path
+
+import comments.api.urls  # noqa: F401  (registers the "id" path converter)
+
+from . import views
+
+app_name = "console-webhooks"
+
+urlpatterns = [
+    path("", views.endpoints, name="endpoints"),
+    path("deliveries/<id:delivery_id>/redeliver", views.delivery_redeliver, name="redeliver"),
+]

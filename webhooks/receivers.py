@@ -1,0 +1,29 @@
+"""What webhooks does when the core or moderation reports a change (after its commit): hand
+the event on, and nothing else on the request's path."""
+
+from __future__ import annotations
+
+from . import jobs, tasks
+from .events import Event
+from .models import EventType
+
+
+def _hand_on(event: Event) -> None:
+    """On the events stream, or without its Redis a task of its own."""
+    jobs.event_enqueue(event, otherwise=lambda: tasks.handle_event.delay(event.text()))
+
+
+def comment_posted(sender, *, comment_id: int, **kwargs) -> None:
+    _hand_on(Event.new(EventType.COMMENT_CREATED, comment_id))
+
+
+def comment_edited(sender, *, comment_id: int, **kwargs) -> None:
+    _hand_on(Event.new(EventType.COMMENT_UPDATED, comment_id))
+
+
+def comment_status_changed(sender, *, comment_id: int, from_status: str, to_status: str, actor_id: int | None = None, **kwargs) -> None:
+    _hand_on(Event.new(EventType.COMMENT_STATUS_CHANGED, comment_id, from_status=from_status, to_status=to_status, actor_id=actor_id))
+
+
+def report_created(sender, *, report_id: int, **kwargs) -> None:
+    _hand_on(Event.new(EventType.REPORT_CREATED, report_id))
