@@ -352,6 +352,9 @@ PORTABILITY_ERASURE_DEFAULT = env_str("PORTABILITY_ERASURE_DEFAULT", "placeholde
 NOTIFICATIONS_LIKE_MILESTONES = [int(n) for n in env_list("NOTIFICATIONS_LIKE_MILESTONES", ["10", "50", "100", "500", "1000", "5000", "10000"])]
 NOTIFICATIONS_LIKE_MILESTONE_DAYS = env_int("NOTIFICATIONS_LIKE_MILESTONE_DAYS", 30)
 
+# Sign-in (accounts/, issue 14). OpenID Connect providers a site may allow, by key (none yet).
+ACCOUNTS_OIDC_PROVIDERS: dict = {}
+
 # Per-user rate limits; RATE_LIMITS=off turns them off (load tests).
 RATE_LIMITS = parse_rate_limits(env_str("RATE_LIMITS", "post=10/min,like=120/min,report=20/h,login=10/min"))
 
