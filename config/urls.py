@@ -12,10 +12,12 @@ urlpatterns = [
     path("api/v1/", include("moderation.urls")),
     path("api/v1/", include("portability.urls")),
     path("api/v1/", include("notifications.urls")),
+    path("api/v1/", include("accounts.api_urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("embed/", include("comments.web_urls")),
     path("console/", include("moderation.console_urls")),
+    path("auth/", include("accounts.urls")),
     path("", home, name="home"),
 ]
 

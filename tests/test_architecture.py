@@ -21,6 +21,7 @@ ALLOWED = {
     "demo": {"comments", "likes", "moderation"},
     "portability": {"comments", "likes", "moderation"},
     "notifications": {"comments", "likes"},
+    "accounts": {"comments"},
 }
 # Modules of one app that another app may import beyond its allowance's app level: moderation
 # keeps its queue of second checks, and notifications its stream of events, on the like state's

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class AccountsConfig(AppConfig):
+    """Sign-in on the service itself (issue 14): the popup the widget opens, email links."""
+
+    name = "accounts"
+    default_auto_field = "django.db.models.BigAutoField"
