@@ -41,7 +41,7 @@ class EmailForm(forms.Form):
     name = forms.CharField(label=gettext_lazy("Your name, shown with your comments"), max_length=100)
 
 
-def _page(request, template: str, context: dict, *, lang: str, status: int = 200) -> HttpResponse:
+def _page(request, template: str, context: dict, *, lang: str, status: int = 200, referrer: str = "same-origin") -> HttpResponse:
     with translation.override(lang):
         html = render_to_string(template, {**context, "lang": lang}, request)
     response = HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
@@ -49,7 +49,9 @@ def _page(request, template: str, context: dict, *, lang: str, status: int = 200
     # The frame that opened this window keeps it (COOP "same-origin" would cut the window off
     # from an opener under another site's page).
     response["Cross-Origin-Opener-Policy"] = "unsafe-none"
-    response["Referrer-Policy"] = "no-referrer"  # a link's secret is in its address
+    # A link's page says nothing of its address (the secret is in it); the others name
+    # themselves to their own origin only (a form's POST needs its Origin for CSRF).
+    response["Referrer-Policy"] = referrer
     response["Cache-Control"] = "no-store"
     response["Content-Language"] = lang
     return response
@@ -72,13 +74,13 @@ def _message(exc: CommentsError) -> str:
     return gettext("Something went wrong. Please try again.")
 
 
-def _error(request, exc: CommentsError | None, *, lang: str) -> HttpResponse:
+def _error(request, exc: CommentsError | None, *, lang: str, referrer: str = "same-origin") -> HttpResponse:
     with translation.override(lang):
         if exc is None:
             message, status = gettext("Comments are unavailable for a moment. Please try again shortly."), 503
         else:
             message, status = _message(exc), exc.status
-    return _page(request, "accounts/error.html", {"message": message}, lang=lang, status=status)
+    return _page(request, "accounts/error.html", {"message": message}, lang=lang, status=status, referrer=referrer)
 
 
 def _start(request, form: EmailForm, site, *, lang: str, status: int = 200, problem: str = "") -> HttpResponse:
@@ -138,13 +140,13 @@ def email_link(request: HttpRequest) -> HttpResponse:
             secret=request.GET.get("token", "")[:200], browser_secret=request.COOKIES.get(BROWSER_COOKIE, "")
         )
     except CommentsError as exc:
-        return _error(request, exc, lang=lang)
+        return _error(request, exc, lang=lang, referrer="no-referrer")
     except DATABASE_UNAVAILABLE:
-        return _error(request, None, lang=lang)
+        return _error(request, None, lang=lang, referrer="no-referrer")
     result = {"type": "comments:signin", "site": link.site.key, **signed_in(raw, token, "email")}
     result["expires_at"] = token.expires_at.isoformat()
     with translation.override(link.lang):
         result["via_label"] = gettext("(via email)")
-    response = _page(request, "accounts/done.html", {"result": result, "site": link.site}, lang=link.lang)
+    response = _page(request, "accounts/done.html", {"result": result, "site": link.site}, lang=link.lang, referrer="no-referrer")
     response.delete_cookie(BROWSER_COOKIE, path="/auth/", samesite="Lax")
     return response
