@@ -6,3 +6,10 @@ class AccountsConfig(AppConfig):
 
     name = "accounts"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from comments import hooks
+
+        from . import receivers
+
+        hooks.user_erasing.connect(receivers.user_erasing, dispatch_uid="accounts.user_erasing")

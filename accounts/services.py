@@ -104,3 +104,10 @@ def email_account_user(*, email: str, name: str, verified_at) -> User:
     if not account.user.is_active:
         raise LinkInvalid("This account is closed.")
     return account.user
+
+
+def email_accounts_erase(*, user_id: int) -> int:
+    """Forget the user's verified addresses and the links sent for them (an erasure: the
+    address may sign in again later, as a new account); how many addresses went."""
+    EmailLink.objects.filter(user_id=user_id).delete()
+    return EmailAccount.objects.filter(user_id=user_id).delete()[0]

@@ -149,3 +149,17 @@ def test_a_mail_server_that_refuses_is_unavailable_and_leaves_no_link(api, site,
     smtp_server.refuse_next(1)
     assert_error(ask(api, site), 503, "unavailable")
     assert not EmailLink.objects.exists()
+
+
+def test_erasing_a_user_forgets_their_address_which_may_sign_in_again_as_someone_new(api, site, smtp_server):
+    from portability.services import user_erase
+
+    ask(api, site)
+    first = verify(api, token_of(link_in(smtp_server.wait_for(1)[0]))).json()["user"]
+    report = user_erase(user=User.objects.get(pk=first["id"]), actor=None)
+
+    assert report.identities_removed == 1
+    assert not EmailAccount.objects.exists() and not EmailLink.objects.exists()
+    ask(api, site, name="Ada again")
+    again = verify(api, token_of(link_in(smtp_server.wait_for(2)[1]))).json()["user"]
+    assert again["id"] != first["id"] and again["name"] == "Ada again"
