@@ -3,6 +3,7 @@ subject and the author; filters by status, flags and site; search by text, autho
 Moderators' actions on comments are added by the moderation app (its admin), through its rules."""
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.db import models
@@ -67,12 +68,21 @@ class SiteAdminForm(forms.ModelForm):
         model = Site
         fields = "__all__"
 
+    def clean_signin_oidc(self):
+        providers = self.cleaned_data.get("signin_oidc") or []
+        if not isinstance(providers, list) or not all(isinstance(p, str) for p in providers):
+            raise forms.ValidationError('A list of provider keys, e.g. ["github"].')
+        unknown = sorted(set(providers) - set(settings.ACCOUNTS_OIDC_PROVIDERS))
+        if unknown:
+            raise forms.ValidationError(f"Not a provider of this service: {', '.join(unknown)}.")
+        return providers
+
 
 @admin.register(Site)
 class SiteAdmin(admin.ModelAdmin):
     form = SiteAdminForm
-    list_display = ("key", "name", "default_mode", "moderation", "report_threshold", "created_at")
-    list_filter = ("default_mode", "moderation")
+    list_display = ("key", "name", "default_mode", "moderation", "signin_sso", "signin_email", "signin_guests", "created_at")
+    list_filter = ("default_mode", "moderation", "signin_sso", "signin_email", "signin_guests")
     search_fields = ("key", "name")
     filter_horizontal = ("moderators",)
 

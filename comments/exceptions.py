@@ -57,6 +57,19 @@ class NotAuthenticated(CommentsError):
     default_message = "Authentication credentials were not provided or are invalid."
 
 
+class RateLimited(CommentsError):
+    """Over a rate limit counted by a service rather than a view's throttle (per email address,
+    say); ``retry_after`` seconds until the next attempt may pass."""
+
+    code = "rate_limited"
+    status = 429
+    default_message = "Too many requests; please wait a moment."
+
+    def __init__(self, message: str | None = None, *, retry_after: float):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 # What the database driver raises when the database is down or unreachable (or a transaction
 # must be retried): the service's failure, not the request's, and one that passes. Readers
 # get a cached page if there is one, everyone else a 503.

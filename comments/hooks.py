@@ -137,3 +137,8 @@ comment_posted = django.dispatch.Signal()  # comment_id, subject_id, status, vis
 comment_edited = django.dispatch.Signal()  # comment_id, subject_id, status, reasons
 comment_status_changed = django.dispatch.Signal()  # comment_id, subject_id, from_status, to_status, visibility, actor_id
 subject_state_changed = django.dispatch.Signal()  # subject_id, state (open or closed)
+
+# Sent by the erasure of a user (portability) while it runs, not after: each app that keeps
+# something naming the person (accounts: verified email addresses) removes it and answers how
+# many identities it removed.
+user_erasing = django.dispatch.Signal()  # user_id

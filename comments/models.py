@@ -58,6 +58,13 @@ class Site(models.Model):
         max_length=4, choices=ModerationPolicy.choices, default=ModerationPolicy.POST
     )
     report_threshold = models.PositiveSmallIntegerField(default=3)
+    # How readers may sign in (issue 14): the host's SSO payload, a one-time link by email, the
+    # OpenID Connect providers named here (keys of ACCOUNTS_OIDC_PROVIDERS), or as a guest.
+    # A new site takes SSO and email; sites from before the setting kept SSO alone.
+    signin_sso = models.BooleanField("sign-in by the host's SSO", default=True)
+    signin_email = models.BooleanField("sign-in by email link", default=True)
+    signin_oidc = models.JSONField("OpenID Connect providers", default=list, blank=True)
+    signin_guests = models.BooleanField("guest comments", default=False)
     moderators = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="moderated_sites"
     )
@@ -65,6 +72,11 @@ class Site(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+    @property
+    def first_party_signin(self) -> bool:
+        """Whether a reader can sign in on the service itself (the widget's popup), without the host."""
+        return self.signin_email or bool(self.signin_oidc)
 
 
 class ExternalIdentity(models.Model):

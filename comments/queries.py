@@ -167,6 +167,17 @@ def site_by_key(site_key: str) -> Site:
     return site
 
 
+def site_signin(site: Site) -> dict:
+    """The sign-in methods a site allows (API.md, "Sign-in methods")."""
+    return {
+        "site": site.key,
+        "sso": site.signin_sso,
+        "email": site.signin_email,
+        "oidc": list(site.signin_oidc) if isinstance(site.signin_oidc, list) else [],
+        "guests": site.signin_guests,
+    }
+
+
 def embed_target(site_key: str, key: str) -> tuple[Site, int | None]:
     """The site and the id of its subject ``key`` (None: nobody has commented yet), for the
     embed page, from the shared cache when it has them: a subject's id never changes, and a

@@ -593,6 +593,29 @@ def site_set_allowed_origins(*, site: Site, origins: list[str]) -> Site:
     return site
 
 
+def site_signin_update(
+    *, site: Site, actor: User, sso: bool | None = None, email: bool | None = None,
+    guests: bool | None = None, oidc: list[str] | None = None,
+) -> Site:
+    """Change how readers may sign in to the site (API.md, "Sign-in methods"); its moderators
+    only. ``oidc`` names providers the service is configured with (ACCOUNTS_OIDC_PROVIDERS).
+    Saved as a model save, so cached copies of the site (and its embed pages) go."""
+    if not is_site_moderator(actor, site):
+        raise PermissionDenied("Only moderators of this site may change how readers sign in.")
+    changes = {"signin_sso": sso, "signin_email": email, "signin_guests": guests}
+    if oidc is not None:
+        unknown = sorted(set(oidc) - set(settings.ACCOUNTS_OIDC_PROVIDERS))
+        if unknown:
+            raise InvalidInput(fields={"oidc": [f"Not a provider of this service: {', '.join(unknown)}."]})
+        changes["signin_oidc"] = list(dict.fromkeys(oidc))
+    changed = [name for name, value in changes.items() if value is not None and getattr(site, name) != value]
+    for name in changed:
+        setattr(site, name, changes[name])
+    if changed:
+        site.save(update_fields=changed)
+    return site
+
+
 # --- subjects ------------------------------------------------------------------------------
 
 

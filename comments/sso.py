@@ -11,7 +11,7 @@ import math
 import time
 from dataclasses import dataclass
 
-from .exceptions import NotAuthenticated
+from .exceptions import NotAuthenticated, PermissionDenied
 from .models import Site
 
 
@@ -42,6 +42,8 @@ def _storable_text(value) -> bool:
 
 def verify_payload(site: Site, payload: str, *, now: float | None = None) -> SsoClaims:
     """The claims of a payload signed with ``site``'s secret; ``NotAuthenticated`` otherwise."""
+    if not site.signin_sso:
+        raise PermissionDenied("This site does not sign readers in through its host's SSO.")
     refuse = NotAuthenticated("Invalid SSO payload.")
     if not site.sso_secret or not isinstance(payload, str) or payload.count(".") != 1:
         raise refuse

@@ -51,6 +51,21 @@ def _bump(key: str, window: int, duration: int) -> tuple[int, int]:
     return count, int(cache.get(previous) or 0)
 
 
+def limit_reached(scope: str, ident: str) -> float | None:
+    """Count one more request of ``ident`` (any stable text: a user, an address, a hash of an
+    email address) in ``scope``; the seconds to wait when that is over the scope's limit, else
+    None. Without the cache (an outage) nothing is counted and the request goes through."""
+    rate = settings.RATE_LIMITS.get(scope)
+    if rate is None:
+        return None
+    limit, duration = rate
+    window, into = divmod(time.time(), duration)
+    current, previous = sharedcache.call(lambda: _bump(f"throttle:{scope}:{ident}", int(window), duration), (0, 0))
+    if previous * (1 - into / duration) + current <= limit:
+        return None
+    return max(1.0, duration - into)
+
+
 class ScopedThrottle(BaseThrottle):
     """Counts requests per scope per user (per client IP for anonymous requests)."""
 
@@ -59,20 +74,10 @@ class ScopedThrottle(BaseThrottle):
         self.retry_after: float | None = None
 
     def allow_request(self, request, view) -> bool:
-        rate = settings.RATE_LIMITS.get(self.scope)
-        if rate is None:
-            return True
-        limit, duration = rate
         user = getattr(request, "user", None)
         ident = f"u{user.pk}" if user is not None and user.is_authenticated else f"ip{self.get_ident(request)}"
-        now = time.time()
-        window, into = divmod(now, duration)
-        # Without the cache (an outage) nothing is counted and the request goes through.
-        current, previous = sharedcache.call(lambda: _bump(f"throttle:{self.scope}:{ident}", int(window), duration), (0, 0))
-        if previous * (1 - into / duration) + current <= limit:
-            return True
-        self.retry_after = max(1.0, duration - into)
-        return False
+        self.retry_after = limit_reached(self.scope, ident)
+        return self.retry_after is None
 
     def wait(self) -> float | None:
         return self.retry_after

@@ -88,7 +88,9 @@ def _user(request: HttpRequest):
     return found[0] if found else AnonymousUser()
 
 
-def _language(request: HttpRequest, lang: str | None) -> str:
+def reader_language(request: HttpRequest, lang: str | None) -> str:
+    """The language asked for (``lang``, else the request's Accept-Language), of those the
+    service speaks; the sign-in window (accounts) speaks it too."""
     if lang:
         try:
             return translation.get_supported_language_variant(lang.strip().lower().replace("_", "-"))
@@ -241,7 +243,7 @@ def embed(request: HttpRequest) -> HttpResponse:
     Everyone gets the same page (the reader signs in inside it, through the API), so a page of
     an existing subject comes from the shared page cache, rendered once per version of the
     subject and variant of the query."""
-    lang = _language(request, request.GET.get("lang"))
+    lang = reader_language(request, request.GET.get("lang"))
     theme = request.GET.get("theme") if request.GET.get("theme") in THEMES else "auto"
     site = None
     try:
@@ -251,7 +253,9 @@ def embed(request: HttpRequest) -> HttpResponse:
         if subject_id is None:
             html = _embed_html(request, site, None, params, lang=lang, theme=theme)
         else:
-            variant = "embed:" + urlencode(sorted({**{k: str(v) for k, v in params.items()}, "lang": lang, "theme": theme}.items()))
+            # The sign-in button follows the site's methods: a page cached before a change is another variant.
+            signin = f"{site.signin_sso:d}{site.first_party_signin:d}"
+            variant = "embed:" + urlencode(sorted({**{k: str(v) for k, v in params.items()}, "lang": lang, "theme": theme, "signin": signin}.items()))
             html, _, stale = pagecache.shared_entry(
                 subject_id, variant,
                 lambda: _embed_html(request, site, queries.subject_for_viewer(subject_id, None)[0], params, lang=lang, theme=theme),
@@ -375,7 +379,7 @@ def _fragment_view(handler):
     @xframe_options_exempt
     @require_GET
     def view(request, *args, **kwargs):
-        lang = _language(request, request.GET.get("lang"))
+        lang = reader_language(request, request.GET.get("lang"))
         try:
             user = _user(request)
             return handler(request, *args, user=user, lang=lang, **kwargs)
@@ -506,7 +510,7 @@ def home(request: HttpRequest) -> HttpResponse:
     """The service's root: where to go from here (the links ``seed_demo`` prints), in the
     reader's language. The demo page's address is the demo site's origin, which ``rundemo``
     keeps on the port it serves it from."""
-    lang = _language(request, None)
+    lang = reader_language(request, None)
     try:
         demo_url = queries.demo_host_url()
     except DATABASE_UNAVAILABLE:

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "notifications",
     "webhooks",
     "feeds",
+    "accounts",
 ]
 
 MIDDLEWARE = [
@@ -406,8 +407,17 @@ NOTIFICATIONS_UNSUBSCRIBE_MAILTO = env_str("NOTIFICATIONS_UNSUBSCRIBE_MAILTO", "
 NOTIFICATIONS_QUEUE_THRESHOLD = env_int("NOTIFICATIONS_QUEUE_THRESHOLD", 20)
 NOTIFICATIONS_QUEUE_PERIOD = env_int("NOTIFICATIONS_QUEUE_PERIOD", 24 * 3600)
 
+# Sign-in (accounts/, issue 14). OpenID Connect providers a site may allow, by key (none yet).
+ACCOUNTS_OIDC_PROVIDERS: dict = {}
+# Seconds a sign-in link sent by email stays good (it is good once).
+ACCOUNTS_EMAIL_LINK_TTL = env_int("ACCOUNTS_EMAIL_LINK_TTL", 900)
+
 # Per-user rate limits; RATE_LIMITS=off turns them off (load tests).
-RATE_LIMITS = parse_rate_limits(env_str("RATE_LIMITS", "post=10/min,like=120/min,report=20/h,login=10/min"))
+# email_link counts sign-in links sent to one address, email_link_client those asked for by one
+# client (its address).
+RATE_LIMITS = parse_rate_limits(env_str(
+    "RATE_LIMITS", "post=10/min,like=120/min,report=20/h,login=10/min,email_link=5/h,email_link_client=20/h"
+))
 
 LOGGING = {
     "version": 1,

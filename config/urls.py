@@ -13,6 +13,7 @@ urlpatterns = [
     path("api/v1/", include("portability.urls")),
     path("api/v1/", include("notifications.urls")),
     path("api/v1/", include("feeds.api_urls")),
+    path("api/v1/", include("accounts.api_urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("embed/", include("comments.web_urls")),
@@ -20,6 +21,7 @@ urlpatterns = [
     path("console/", include("moderation.console_urls")),
     path("notifications/", include("notifications.web_urls")),
     path("feeds/", include("feeds.urls")),
+    path("auth/", include("accounts.urls")),
     path("", home, name="home"),
 ]
 

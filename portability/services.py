@@ -29,7 +29,7 @@ from django.contrib.auth.hashers import make_password
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from comments import paths, replicas
+from comments import hooks, paths, replicas
 from comments.models import (
     GONE_STATUSES,
     Comment,
@@ -927,7 +927,9 @@ def user_erase(*, user: User, actor: User | None) -> ErasureReport:
 
     report.reports_removed = Report.objects.filter(user=user).delete()[0]
     report.follows_removed = Follow.objects.filter(follower=user).delete()[0] + Follow.objects.filter(followee=user).delete()[0]
-    report.identities_removed = ExternalIdentity.objects.filter(user=user).delete()[0]
+    report.identities_removed = ExternalIdentity.objects.filter(user=user).delete()[0] + sum(
+        removed for _, removed in hooks.user_erasing.send(sender=User, user_id=user.pk) if isinstance(removed, int)
+    )
     user.moderated_sites.clear()
     User.objects.filter(pk=user.pk).update(
         username=f"erased-{user.pk}", first_name="", last_name="", email="", display_name="", avatar_url="",

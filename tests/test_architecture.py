@@ -23,6 +23,7 @@ ALLOWED = {
     "notifications": {"comments", "likes", "moderation"},
     "webhooks": {"comments", "likes", "moderation"},
     "feeds": {"comments"},
+    "accounts": {"comments"},
 }
 # Modules of one app that another app may import beyond its allowance's app level: moderation
 # keeps its queue of second checks, and notifications its stream of events, on the like state's

@@ -70,7 +70,10 @@ def exception_handler(exc, context):
         return unavailable_response()
     if isinstance(exc, CommentsError):
         set_rollback()
-        return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status)
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            headers["Retry-After"] = str(max(int(retry_after + 0.999), 1))
+        return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status, headers=headers)
     if isinstance(exc, RequestDataTooBig):
         set_rollback()
         return Response(error_body("payload_too_large", "The request body is too large."), status=413)

@@ -7,7 +7,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from ..models import Mode, Status, SubjectState, Visibility
-from .fields import IdField, StrictCharField
+from .fields import IdField, StrictBooleanField, StrictCharField
 
 # --- query parameters ----------------------------------------------------------------------
 
@@ -49,6 +49,21 @@ class TokenIn(serializers.Serializer):
 class SsoIn(serializers.Serializer):
     site = StrictCharField(max_length=64)
     payload = StrictCharField(max_length=16384)
+
+
+class SiteSigninIn(serializers.Serializer):
+    sso = StrictBooleanField(required=False)
+    email = StrictBooleanField(required=False)
+    guests = StrictBooleanField(required=False)
+    oidc = serializers.ListField(child=StrictCharField(max_length=64), max_length=20, required=False)
+
+
+class SiteSigninOut(serializers.Serializer):
+    site = serializers.CharField()
+    sso = serializers.BooleanField()
+    email = serializers.BooleanField()
+    oidc = serializers.ListField(child=serializers.CharField())
+    guests = serializers.BooleanField()
 
 
 class SubjectIn(serializers.Serializer):

@@ -28,6 +28,7 @@ urlpatterns = [
     path("auth/sso", views.SsoView.as_view(), name="auth-sso"),
     path("auth/csrf", views.CsrfView.as_view(), name="auth-csrf"),
     path("me", views.MeView.as_view(), name="me"),
+    path("sites/<slug:site_key>/signin", views.SiteSigninView.as_view(), name="site-signin"),
     path("subjects", views.SubjectsView.as_view(), name="subjects"),
     path("subjects/lookup", views.SubjectLookupView.as_view(), name="subject-lookup"),
     path("subjects/<id:subject_id>", views.SubjectDetailView.as_view(), name="subject-detail"),

@@ -187,6 +187,23 @@ class MeView(ApiView):
         return Response(queries.present_user(request.user))
 
 
+class SiteSigninView(ApiView):
+    @extend_schema(responses={200: s.SiteSigninOut, **error_responses(404)}, summary="How readers may sign in to a site")
+    def get(self, request, site_key: str):
+        """The sign-in methods the site allows: its host's SSO, a link by email, OpenID Connect
+        providers, guest comments. Public: the widget asks it which buttons to show."""
+        return Response(queries.site_signin(queries.site_by_key(site_key)))
+
+    @extend_schema(request=s.SiteSigninIn, responses={200: s.SiteSigninOut, **error_responses(400, 401, 403, 404)}, summary="Change how readers may sign in (moderators)")
+    def patch(self, request, site_key: str):
+        """A site moderator turns sign-in methods on or off; what is left out stays as it is."""
+        if not request.user.is_authenticated:
+            raise NotAuthenticated()
+        data = validated(s.SiteSigninIn, request.data)
+        site = services.site_signin_update(site=queries.site_by_key(site_key), actor=request.user, **data)
+        return Response(queries.site_signin(site))
+
+
 # --- subjects ------------------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@
   const S = JSON.parse(document.getElementById('cw-strings')?.textContent || '{}');
   let token = null;
   let me = null;
+  let via = null;
 
   // --- the host page: messages only to and from the site's allowed origin ------------------
   const tell = (msg) => { if (embedded) window.parent.postMessage(msg, parentOrigin); };
@@ -160,23 +161,32 @@
     $('#cw-me-name').textContent = me ? me.name : '';
     const form = $('#cw-form');
     if (form) form.hidden = !me;
-    root.dispatchEvent(new CustomEvent('cw:user', { detail: { user: me, token } }));  // notifications.js
+    root.dispatchEvent(new CustomEvent('cw:user', { detail: { user: me, token, via: me ? via : null } }));  // notifications.js, signin.js
   }
 
   async function login(payload) {
     try {
-      const data = await api('POST', 'auth/sso', { site: D.site, payload });
-      token = data.token;
-      me = data.user;
-      renderUser();
-      await reload();
-      say(S.signed_in, 'top');
-      tell({ type: 'comments:user', user: me });
+      await signedIn({ ...(await api('POST', 'auth/sso', { site: D.site, payload })), via: 'sso' });
     } catch (err) {
       say(errorText(err), 'top', 'error');
       tell({ type: 'comments:login-failed' });
     }
   }
+
+  // ``data``: a token, its user and how they signed in (``via``: 'sso', or what signin.js
+  // hands over in a 'cw:signed-in' event after the sign-in window).
+  async function signedIn(data) {
+    token = data.token;
+    me = data.user;
+    via = data.via;
+    renderUser();
+    await reload();
+    say(S.signed_in, 'top');
+    tell({ type: 'comments:user', user: me });
+  }
+  root.addEventListener('cw:signed-in', (event) => {
+    signedIn(event.detail).catch((err) => say(errorText(err), 'top', 'error'));
+  });
 
   function logout() {
     if (!token && !me) return;

@@ -24,6 +24,7 @@ def site_form(site: Site, origins: str) -> dict:
     return {
         "key": site.key, "name": site.name, "allowed_origins": origins, "sso_secret": site.sso_secret,
         "default_mode": site.default_mode, "moderation": site.moderation, "report_threshold": site.report_threshold,
+        "signin_sso": "on", "signin_email": "on", "signin_oidc": "[]",
     }
 
 
@@ -108,3 +109,33 @@ def test_create_site_checks_its_origins_the_same_way(db):
         call_command("create_site", "cmdblog", "--name", "Cmd blog", "--origin", "https://cmd.example/blog")
     call_command("create_site", "cmdblog", "--name", "Cmd blog", "--origin", "https://Cmd.Example/")
     assert Site.objects.get(key="cmdblog").allowed_origins == ["https://cmd.example"]
+
+
+def test_the_site_form_sets_the_sign_in_methods(admin_client):
+    site = SiteFactory(allowed_origins=["https://blog.example"])
+    form = site_form(site, "https://blog.example")
+    del form["signin_email"]  # an unticked box
+    form["signin_guests"] = "on"
+    assert admin_client.post(change_url(site), form).status_code == 302
+    site.refresh_from_db()
+    assert (site.signin_sso, site.signin_email, site.signin_guests, site.signin_oidc) == (True, False, True, [])
+
+
+def test_the_site_form_refuses_an_oidc_provider_the_service_does_not_have(admin_client):
+    site = SiteFactory(allowed_origins=["https://blog.example"])
+    response = admin_client.post(change_url(site), {**site_form(site, "https://blog.example"), "signin_oidc": '["nowhere"]'})
+    assert response.status_code == 200
+    assert "Not a provider of this service: nowhere." in response.context["adminform"].form.errors["signin_oidc"][0]
+    site.refresh_from_db()
+    assert site.signin_oidc == []
+
+
+def test_create_site_takes_the_sign_in_methods(db):
+    call_command("create_site", "signinblog", "--name", "Blog")
+    site = Site.objects.get(key="signinblog")
+    assert (site.signin_sso, site.signin_email, site.signin_guests) == (True, True, False)
+    call_command("create_site", "signinblog", "--name", "Blog", "--signin", "email,guests")
+    site.refresh_from_db()
+    assert (site.signin_sso, site.signin_email, site.signin_guests) == (False, True, True)
+    with pytest.raises(CommandError, match="not password"):
+        call_command("create_site", "signinblog", "--name", "Blog", "--signin", "email,password")

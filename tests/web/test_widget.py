@@ -335,3 +335,21 @@ def test_the_service_root_is_a_front_page_with_the_links_seed_demo_prints_in_the
     chinese = web.get("/", HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9,en;q=0.5")
     assert chinese["Content-Language"] == "zh-hans"
     assert "<h1>评论服务</h1>" in text(chinese) and "审核后台" in text(chinese) and "演示页面" in text(chinese)
+
+
+def test_the_sign_in_button_follows_the_sites_methods_even_from_the_page_cache(web, subject):
+    """With a method of the service's own (email) the button opens the sign-in window
+    (signin.js); with SSO alone it asks the host; with neither there is none. The page of a
+    discussion comes from the shared cache, which a change of the methods does not serve stale."""
+    moderator = UserFactory(is_staff=True)
+    CommentFactory(subject=subject)
+    assert 'data-signin="popup"' in text(embed(web, subject))
+    assert 'src="/static/comments/signin.js"' in text(embed(web, subject))
+
+    services.site_signin_update(site=subject.site, actor=moderator, email=False)
+    page = text(embed(web, subject))
+    assert 'data-signin="popup"' not in page and 'data-action="login"' in page
+
+    services.site_signin_update(site=subject.site, actor=moderator, sso=False)
+    page = text(embed(web, subject))
+    assert 'data-signin="popup"' not in page and 'data-action="login"' not in page

@@ -4,6 +4,9 @@ from comments.models import Mode, ModerationPolicy, Site, User
 from comments.origins import parse_origins
 
 
+SIGNIN_METHODS = {"sso", "email", "guests"}
+
+
 class Command(BaseCommand):
     help = "Create (or update) a site that embeds the widget."
 
@@ -14,6 +17,10 @@ class Command(BaseCommand):
         parser.add_argument("--sso-secret", default="", help="HMAC secret for host-site single sign-on")
         parser.add_argument("--mode", choices=Mode.values, default=Mode.TWO_LEVEL)
         parser.add_argument("--moderation", choices=ModerationPolicy.values, default=ModerationPolicy.POST)
+        parser.add_argument(
+            "--signin", default="sso,email",
+            help="how readers may sign in, comma-separated: sso (the host's payload), email (a link), guests",
+        )
         parser.add_argument("--moderator", action="append", default=[], help="username of a site moderator (repeatable)")
 
     def handle(self, *args, **options):
@@ -27,6 +34,9 @@ class Command(BaseCommand):
         allowed_origins, errors = parse_origins(options["origin"])
         if errors:
             raise CommandError(" ".join(errors))
+        signin = {m.strip() for m in options["signin"].split(",") if m.strip()}
+        if signin - SIGNIN_METHODS:
+            raise CommandError(f"--signin takes {', '.join(sorted(SIGNIN_METHODS))}, not {', '.join(sorted(signin - SIGNIN_METHODS))}")
         moderators = []
         for username in options["moderator"]:
             user = User.objects.filter(username=username).first()
@@ -41,6 +51,9 @@ class Command(BaseCommand):
                 "sso_secret": options["sso_secret"],
                 "default_mode": options["mode"],
                 "moderation": options["moderation"],
+                "signin_sso": "sso" in signin,
+                "signin_email": "email" in signin,
+                "signin_guests": "guests" in signin,
             },
         )
         site.moderators.add(*moderators)

@@ -1,0 +1,15 @@
+from django.apps import AppConfig
+
+
+class AccountsConfig(AppConfig):
+    """Sign-in on the service itself (issue 14): the popup the widget opens, email links."""
+
+    name = "accounts"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from comments import hooks
+
+        from . import receivers
+
+        hooks.user_erasing.connect(receivers.user_erasing, dispatch_uid="accounts.user_erasing")

@@ -1,0 +1,10 @@
+"""Answers to the core's hooks."""
+
+from __future__ import annotations
+
+from . import services
+
+
+def user_erasing(sender, *, user_id: int, **kwargs) -> int:
+    """A user's data is being erased: their verified addresses and sign-in links go."""
+    return services.email_accounts_erase(user_id=user_id)

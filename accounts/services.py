@@ -1,0 +1,113 @@
+"""Every write of sign-in on the service: asking for an email link, and using it."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Callable
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from comments import services as core
+from comments import throttling
+from comments.exceptions import PermissionDenied, RateLimited
+from comments.models import ApiToken, Site, User
+
+from .exceptions import EmailUnavailable, LinkExpired, LinkInvalid, LinkUsed, OtherBrowser
+from .mail import send_link_email
+from .models import EmailAccount, EmailLink
+
+
+def secret_hash(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def normalized_email(email: str) -> str:
+    return email.strip().lower()
+
+
+def email_link_request(
+    *, site: Site, email: str, name: str, lang: str, client: str | None, link_url: Callable[[str], str],
+    browser_secret: str = "",
+) -> EmailLink:
+    """Send ``email`` a one-time sign-in link to ``site`` (``link_url`` makes the link of a
+    secret). At most ``email_link`` links per address and ``email_link_client`` per client
+    (RATE_LIMITS); ``browser_secret``, the asking browser's cookie, binds the link's use in a
+    page to that browser."""
+    if not site.signin_email:
+        raise PermissionDenied("This site does not sign readers in by email.")
+    email = normalized_email(email)
+    for scope, ident in (("email_link", secret_hash(email)), ("email_link_client", client or "unknown")):
+        wait = throttling.limit_reached(scope, ident)
+        if wait is not None:
+            raise RateLimited("Too many sign-in links asked for; please wait before asking again.", retry_after=wait)
+    raw = secrets.token_urlsafe(32)
+    link = EmailLink.objects.create(
+        site=site, email=email, name=name.strip()[:100], lang=lang, link_hash=secret_hash(raw),
+        browser_hash=secret_hash(browser_secret) if browser_secret else "",
+        expires_at=timezone.now() + timedelta(seconds=settings.ACCOUNTS_EMAIL_LINK_TTL),
+    )
+    try:
+        send_link_email(to=email, url=link_url(raw), site=site, lang=lang)
+    except OSError:
+        EmailLink.objects.filter(pk=link.pk).delete()
+        raise EmailUnavailable() from None
+    return link
+
+
+def email_link_redeem(*, secret: str, browser_secret: str | None = None) -> tuple[str, ApiToken, EmailLink]:
+    """Sign in with the link whose secret is ``secret``: once, before it expires, on a site that
+    still allows email. With ``browser_secret`` (a page, not the API) only in the browser that
+    asked for it. The address is recorded as verified; its user is created on first use.
+    Returns the bearer token (raw), its row, and the link."""
+    now = timezone.now()
+    with transaction.atomic():
+        link = EmailLink.objects.select_for_update().select_related("site").filter(link_hash=secret_hash(secret)).first()
+        if link is None:
+            raise LinkInvalid()
+        if link.used_at is not None:
+            raise LinkUsed()
+        if browser_secret is not None and not (
+            link.browser_hash and hmac.compare_digest(link.browser_hash, secret_hash(browser_secret))
+        ):
+            raise OtherBrowser()
+        if link.expires_at <= now:
+            raise LinkExpired()
+        if not link.site.signin_email:
+            raise PermissionDenied("This site does not sign readers in by email.")
+        user = email_account_user(email=link.email, name=link.name, verified_at=now)
+        link.used_at, link.user = now, user
+        link.save(update_fields=["used_at", "user"])
+        raw, token = core.token_issue(user=user, site=link.site)
+    return raw, token, link
+
+
+def email_account_user(*, email: str, name: str, verified_at) -> User:
+    """The user who signs in with the verified address ``email``, made on its first sign-in
+    (named ``name``); an account closed since is refused. Call in a transaction."""
+    account = EmailAccount.objects.select_related("user").filter(email=email).first()
+    if account is None:
+        digest = hashlib.sha256(email.encode()).hexdigest()[:24]
+        try:
+            with transaction.atomic():
+                user = User(username=f"email-{digest}", display_name=name[:100], email=email)
+                user.set_unusable_password()
+                user.save()
+                EmailAccount.objects.create(email=email, user=user, verified_at=verified_at)
+            return user
+        except IntegrityError:  # a concurrent first sign-in of the address won: its user
+            account = EmailAccount.objects.select_related("user").get(email=email)
+    if not account.user.is_active:
+        raise LinkInvalid("This account is closed.")
+    return account.user
+
+
+def email_accounts_erase(*, user_id: int) -> int:
+    """Forget the user's verified addresses and the links sent for them (an erasure: the
+    address may sign in again later, as a new account); how many addresses went."""
+    EmailLink.objects.filter(user_id=user_id).delete()
+    return EmailAccount.objects.filter(user_id=user_id).delete()[0]

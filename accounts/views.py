@@ -1,0 +1,152 @@
+"""The sign-in window the widget opens on the service's own origin (``/auth/``): first party,
+so it needs no third-party cookie. It asks for an email link; the link, opened in the same
+browser, signs the reader in and hands the bearer token to the widget's frame
+(``static/comments/signin-popup.js``: ``postMessage`` to its opener, or through the waiting
+window when the link opened in a tab of its own). Every page is under a strict CSP: no inline
+script or style."""
+
+from __future__ import annotations
+
+import secrets
+
+from django import forms
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+from django.utils import translation
+from django.utils.translation import gettext, gettext_lazy
+from django.views.decorators.http import require_GET, require_POST
+
+from comments import queries
+from comments.api.views import client_ip
+from comments.exceptions import DATABASE_UNAVAILABLE, CommentsError, NotFound, PermissionDenied, RateLimited
+from comments.views import reader_language
+
+from . import services
+from .api import link_url, signed_in
+from .exceptions import EmailUnavailable, LinkExpired, LinkInvalid, LinkUsed, OtherBrowser
+
+# The secret cookie of the browser that asked for a link; only that browser's pages use it.
+BROWSER_COOKIE = "comments_signin"
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+
+class EmailForm(forms.Form):
+    site = forms.CharField(max_length=64, widget=forms.HiddenInput)
+    lang = forms.CharField(max_length=20, required=False, widget=forms.HiddenInput)
+    email = forms.EmailField(label=gettext_lazy("Email address"), max_length=254)
+    name = forms.CharField(label=gettext_lazy("Your name, shown with your comments"), max_length=100)
+
+
+def _page(request, template: str, context: dict, *, lang: str, status: int = 200, referrer: str = "same-origin") -> HttpResponse:
+    with translation.override(lang):
+        html = render_to_string(template, {**context, "lang": lang}, request)
+    response = HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
+    response["Content-Security-Policy"] = CSP
+    # The frame that opened this window keeps it (COOP "same-origin" would cut the window off
+    # from an opener under another site's page).
+    response["Cross-Origin-Opener-Policy"] = "unsafe-none"
+    # A link's page says nothing of its address (the secret is in it); the others name
+    # themselves to their own origin only (a form's POST needs its Origin for CSRF).
+    response["Referrer-Policy"] = referrer
+    response["Cache-Control"] = "no-store"
+    response["Content-Language"] = lang
+    return response
+
+
+def _message(exc: CommentsError) -> str:
+    """What a reader is told, in their language, of a failure the API names by code."""
+    for cls, text in (
+        (LinkExpired, gettext("This sign-in link has expired. Please ask for a new one.")),
+        (LinkUsed, gettext("This sign-in link has been used already. Please ask for a new one.")),
+        (LinkInvalid, gettext("This sign-in link is not valid.")),
+        (OtherBrowser, gettext("Please open this link in the browser where you asked for it.")),
+        (RateLimited, gettext("Too many sign-in links were asked for. Please wait a while before asking again.")),
+        (EmailUnavailable, gettext("The email could not be sent. Please try again shortly.")),
+        (NotFound, gettext("Unknown site: this page is not set up for comments.")),
+        (PermissionDenied, gettext("This site does not offer sign-in by email.")),
+    ):
+        if isinstance(exc, cls):
+            return text
+    return gettext("Something went wrong. Please try again.")
+
+
+def _error(request, exc: CommentsError | None, *, lang: str, referrer: str = "same-origin") -> HttpResponse:
+    with translation.override(lang):
+        if exc is None:
+            message, status = gettext("Comments are unavailable for a moment. Please try again shortly."), 503
+        else:
+            message, status = _message(exc), exc.status
+    return _page(request, "accounts/error.html", {"message": message}, lang=lang, status=status, referrer=referrer)
+
+
+def _start(request, form: EmailForm, site, *, lang: str, status: int = 200, problem: str = "") -> HttpResponse:
+    return _page(request, "accounts/start.html", {"form": form, "site": site, "problem": problem}, lang=lang, status=status)
+
+
+@require_GET
+def start(request: HttpRequest) -> HttpResponse:
+    """The window's first page: the ways the site offers to sign in."""
+    lang = reader_language(request, request.GET.get("lang"))
+    try:
+        site = queries.site_by_key(request.GET.get("site", "")[:64])
+    except CommentsError as exc:
+        return _error(request, exc, lang=lang)
+    except DATABASE_UNAVAILABLE:
+        return _error(request, None, lang=lang)
+    return _start(request, EmailForm(initial={"site": site.key, "lang": lang}), site, lang=lang)
+
+
+@require_POST
+def email(request: HttpRequest) -> HttpResponse:
+    """Send the link; the answer tells the reader to open it, and waits for it."""
+    form = EmailForm(request.POST)
+    lang = reader_language(request, request.POST.get("lang"))
+    try:
+        site = queries.site_by_key(request.POST.get("site", "")[:64])
+        if not form.is_valid():
+            return _start(request, form, site, lang=lang, status=400)
+        browser_secret = secrets.token_urlsafe(32)
+        services.email_link_request(
+            site=site, email=form.cleaned_data["email"], name=form.cleaned_data["name"], lang=lang,
+            client=client_ip(request), link_url=link_url(request), browser_secret=browser_secret,
+        )
+    except CommentsError as exc:
+        if isinstance(exc, NotFound):
+            return _error(request, exc, lang=lang)
+        with translation.override(lang):
+            problem = _message(exc)
+        return _start(request, form, site, lang=lang, status=exc.status, problem=problem)
+    except DATABASE_UNAVAILABLE:
+        return _error(request, None, lang=lang)
+    response = _page(request, "accounts/sent.html", {"site": site, "email": form.cleaned_data["email"]}, lang=lang)
+    response.set_cookie(
+        BROWSER_COOKIE, browser_secret, max_age=settings.ACCOUNTS_EMAIL_LINK_TTL, path="/auth/",
+        httponly=True, samesite="Lax", secure=request.is_secure(),
+    )
+    return response
+
+
+@require_GET
+def email_link(request: HttpRequest) -> HttpResponse:
+    """The link from the email: once, in the browser that asked for it, it signs the reader in
+    and hands the token on."""
+    lang = reader_language(request, request.GET.get("lang"))
+    try:
+        raw, token, link = services.email_link_redeem(
+            secret=request.GET.get("token", "")[:200], browser_secret=request.COOKIES.get(BROWSER_COOKIE, "")
+        )
+    except CommentsError as exc:
+        return _error(request, exc, lang=lang, referrer="no-referrer")
+    except DATABASE_UNAVAILABLE:
+        return _error(request, None, lang=lang, referrer="no-referrer")
+    result = {"type": "comments:signin", "site": link.site.key, **signed_in(raw, token, "email")}
+    result["expires_at"] = token.expires_at.isoformat()
+    with translation.override(link.lang):
+        result["via_label"] = gettext("(via email)")
+    response = _page(request, "accounts/done.html", {"result": result, "site": link.site}, lang=link.lang, referrer="no-referrer")
+    response.delete_cookie(BROWSER_COOKIE, path="/auth/", samesite="Lax")
+    return response

@@ -1,0 +1,165 @@
+"""API.md, "Sign-in by email": a one-time link sent through a real SMTP server on loopback
+(``tests/smtp_server.py``), read from the message received and followed; expired, used and
+forged links refused in the contract's shape; limits per address and per client; a site that
+does not allow email refuses."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.utils import timezone
+
+from accounts.models import EmailAccount, EmailLink
+from comments.models import User
+
+from ..api.conftest import API, assert_error, assert_user_shape
+from ..factories import SiteFactory
+from ..smtp_server import smtp_server  # noqa: F401  (fixture)
+
+LINK = re.compile(r"https?://\S+/auth/email/link\?token=\S+")
+
+
+def ask(api, site, email="ada@example.com", name="Ada", **extra):
+    return api.post(f"{API}/auth/email", {"site": site.key, "email": email, "name": name, **extra}, format="json")
+
+
+def link_in(message) -> str:
+    """The sign-in link of a received message, as a reader would click it."""
+    (link,) = LINK.findall(message.get_content())
+    return link
+
+
+def token_of(link: str) -> str:
+    return parse_qs(urlsplit(link).query)["token"][0]
+
+
+def verify(api, token):
+    return api.post(f"{API}/auth/email/verify", {"token": token}, format="json")
+
+
+@pytest.fixture
+def site(db):
+    return SiteFactory(key="blog", name="The Blog")
+
+
+def test_the_link_in_the_email_signs_the_reader_in_once(api, site, smtp_server):
+    response = ask(api, site, email="Ada@Example.com")
+    assert response.status_code == 202, response.content
+    (message,) = smtp_server.wait_for(1)
+    assert smtp_server.recipients() == [["ada@example.com"]]
+    assert message["Subject"] == "Your sign-in link for The Blog"
+    assert "within 15 minutes" in message.get_content()
+
+    body = verify(api, token_of(link_in(message))).json()
+    assert body["via"] == "email"
+    assert_user_shape(body["user"])
+    assert body["user"]["name"] == "Ada"
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {body['token']}")
+    assert api.get(f"{API}/me").json() == body["user"]
+
+    account = EmailAccount.objects.get()
+    assert (account.email, account.user_id) == ("ada@example.com", body["user"]["id"])
+    assert account.verified_at is not None
+    assert User.objects.get(pk=body["user"]["id"]).email == "ada@example.com"
+
+    api.credentials()
+    assert_error(verify(api, token_of(link_in(message))), 401, "link_used")
+
+
+def test_the_same_address_is_the_same_reader_who_keeps_their_name(api, site, smtp_server):
+    ask(api, site, name="Ada")
+    first = verify(api, token_of(link_in(smtp_server.wait_for(1)[0]))).json()
+    ask(api, site, name="Someone else")
+    second = verify(api, token_of(link_in(smtp_server.wait_for(2)[1]))).json()
+    assert second["user"] == first["user"]
+    assert second["token"] != first["token"]
+    assert User.objects.filter(email="ada@example.com").count() == 1
+
+
+def test_an_expired_link_is_refused(api, site, smtp_server):
+    ask(api, site)
+    token = token_of(link_in(smtp_server.wait_for(1)[0]))
+    EmailLink.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert_error(verify(api, token), 401, "link_expired")
+    assert not EmailAccount.objects.exists()
+
+
+def test_a_forged_link_is_refused(api, site, smtp_server):
+    ask(api, site)
+    real = token_of(link_in(smtp_server.wait_for(1)[0]))
+    for forged in (real[:-1] + ("A" if real[-1] != "A" else "B"), "x" * 43, ""):
+        error = assert_error(verify(api, forged), 400 if forged == "" else 401, "invalid" if forged == "" else "not_authenticated")
+        assert error["code"] in ("invalid", "not_authenticated")
+    assert_error(verify(api, 12345), 400, "invalid")
+    assert verify(api, real).status_code == 200  # the real one was not spent by the forgeries
+
+
+def test_a_site_that_does_not_allow_email_refuses_links(api, site, smtp_server):
+    ask(api, site)
+    token = token_of(link_in(smtp_server.wait_for(1)[0]))
+    site.signin_email = False
+    site.save()
+
+    assert_error(ask(api, site, email="bob@example.com"), 403, "permission_denied")
+    assert_error(verify(api, token), 403, "permission_denied")  # nor one sent before
+    assert len(smtp_server.messages) == 1
+    assert not EmailAccount.objects.exists()
+
+
+def test_links_are_limited_per_address_and_per_client(api, site, smtp_server, settings):
+    settings.RATE_LIMITS = {"email_link": (2, 3600), "email_link_client": (3, 3600)}
+    assert ask(api, site).status_code == 202
+    assert ask(api, site).status_code == 202
+    assert_error(ask(api, site), 429, "rate_limited")  # a third to the same address
+    assert int(ask(api, site)["Retry-After"]) > 0
+    assert ask(api, site, email="bob@example.com").status_code == 202  # the client's third
+    assert_error(ask(api, site, email="carol@example.com"), 429, "rate_limited")  # its fourth
+    assert sorted(r[0] for r in smtp_server.recipients()) == ["ada@example.com", "ada@example.com", "bob@example.com"]
+
+
+def test_the_email_is_in_the_language_asked_for(api, site, smtp_server):
+    assert ask(api, site, lang="zh-hans").status_code == 202
+    (message,) = smtp_server.wait_for(1)
+    assert message["Subject"] == "The Blog 的登录链接"
+    assert "15 分钟内" in message.get_content()
+    assert LINK.search(message.get_content())
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"email": "not an address"}, "email"),
+    ({"email": 7}, "email"),
+    ({"name": ""}, "name"),
+    ({"name": None}, "name"),
+    ({"lang": "fr"}, "lang"),
+])
+def test_bad_requests_are_invalid_and_send_nothing(api, site, smtp_server, body, field):
+    error = assert_error(ask(api, site, **body), 400, "invalid")
+    assert field in error["fields"]
+    assert smtp_server.messages == []
+
+
+def test_an_unknown_site_is_not_found(api, db, smtp_server):
+    assert_error(api.post(f"{API}/auth/email", {"site": "nowhere", "email": "a@example.com", "name": "A"}, format="json"), 404, "not_found")
+
+
+def test_a_mail_server_that_refuses_is_unavailable_and_leaves_no_link(api, site, smtp_server):
+    smtp_server.refuse_next(1)
+    assert_error(ask(api, site), 503, "unavailable")
+    assert not EmailLink.objects.exists()
+
+
+def test_erasing_a_user_forgets_their_address_which_may_sign_in_again_as_someone_new(api, site, smtp_server):
+    from portability.services import user_erase
+
+    ask(api, site)
+    first = verify(api, token_of(link_in(smtp_server.wait_for(1)[0]))).json()["user"]
+    report = user_erase(user=User.objects.get(pk=first["id"]), actor=None)
+
+    assert report.identities_removed == 1
+    assert not EmailAccount.objects.exists() and not EmailLink.objects.exists()
+    ask(api, site, name="Ada again")
+    again = verify(api, token_of(link_in(smtp_server.wait_for(2)[1]))).json()["user"]
+    assert again["id"] != first["id"] and again["name"] == "Ada again"
