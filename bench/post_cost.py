@@ -7,7 +7,8 @@ bring it to: a profiling tool behind a claim in ``docs/benchmarks.md``, not a be
 
 Requests go straight to Django's WSGI handler in this process, one at a time (no HTTP server,
 no threads), with ``bench.http``'s settings and dataset (run ``bench.http`` once first). Each
-variant's figure is the process CPU time per request over ``--requests`` requests:
+variant's figure is the CPU time per request over ``--requests`` requests of this process and of
+its PostgreSQL backend (read from /proc: a server on this machine):
 
 - *floor*: the empty authenticated DRF view ``bench.http`` compares posts with;
 - *post*: ``POST /api/v1/subjects/<the bench subject>/comments``, as served;
@@ -17,8 +18,9 @@ variant's figure is the process CPU time per request over ``--requests`` request
 
 The last two are what no write design can go below: an asynchronous write still has to
 authenticate, validate, run the moderation checks and render the Markdown before it answers
-``201`` with the comment's status and HTML. The posts are removed and the counters reconciled
-at the end.
+``201`` with the comment's status and HTML. Then the worker's share of a post: what the posts
+handed on (second checks, notifications and webhooks events) drained in this process as the beat
+tasks drain it. The posts are removed and the counters reconciled at the end.
 """
 
 from __future__ import annotations
@@ -32,6 +34,34 @@ import time
 from unittest import mock
 
 VARIANTS = ("floor", "post", "post, nothing written", "post, nothing written, subject known")
+
+
+def backend_cpu() -> float:
+    """CPU seconds of this process's PostgreSQL backend so far (a server on this machine), from
+    /proc; 0 where it cannot be read."""
+    from django.db import connection
+
+    connection.ensure_connection()
+    pid = connection.connection.info.backend_pid
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def worker_share(posts: int) -> tuple[float, float]:
+    """``(Python ms, PostgreSQL ms)`` per post of draining what ``posts`` posts handed on."""
+    from moderation import rechecks
+    from notifications import jobs as notification_jobs
+    from webhooks import jobs as webhook_jobs
+
+    started, backend = time.process_time(), backend_cpu()
+    rechecks.rechecks_run_queued()  # each drains its stream until it is empty
+    notification_jobs.events_drain()
+    webhook_jobs.events_drain()
+    return (time.process_time() - started) / posts * 1000, (backend_cpu() - backend) / posts * 1000
 
 
 def main() -> None:
@@ -75,15 +105,17 @@ def main() -> None:
         if not statuses[0].startswith(("200", "201")):
             sys.exit(f"{path}: {statuses[0]}")
 
-    def cpu_ms_per_request(path: str) -> float:
+    def cpu_ms_per_request(name: str, path: str) -> float:
         for _ in range(50):  # warm-up: connections, prepared statements, process caches
             request(path)
-        started = time.process_time()
+        started, backend = time.process_time(), backend_cpu()
         for _ in range(args.requests):
             request(path)
-        return (time.process_time() - started) / args.requests * 1000
+        database_ms[name] = (backend_cpu() - backend) / args.requests * 1000
+        return (time.process_time() - started) / args.requests * 1000 + database_ms[name]
 
     post_path = f"/api/v1/subjects/{subject.pk}/comments"
+    database_ms: dict[str, float] = {}
     nothing_written = (
         mock.patch.object(services, "_store_new_comment", lambda comment, content, counted: 1),
         mock.patch.object(hooks.comment_posted, "send", lambda *a, **k: []),
@@ -92,12 +124,13 @@ def main() -> None:
     subject_known = mock.patch.object(queries, "subject_for_viewer", lambda subject_id, user: known)
     figures = {}
     try:
-        figures["floor"] = cpu_ms_per_request(AUTH_EMPTY_PATH)
-        figures["post"] = cpu_ms_per_request(post_path)
+        for name, path in (("floor", AUTH_EMPTY_PATH), ("post", post_path)):
+            figures[name] = cpu_ms_per_request(name, path)
+        worker_python, worker_database = worker_share(args.requests + 50)
         with nothing_written[0], nothing_written[1]:
-            figures["post, nothing written"] = cpu_ms_per_request(post_path)
+            figures[VARIANTS[2]] = cpu_ms_per_request(VARIANTS[2], post_path)
             with subject_known:
-                figures["post, nothing written, subject known"] = cpu_ms_per_request(post_path)
+                figures[VARIANTS[3]] = cpu_ms_per_request(VARIANTS[3], post_path)
     finally:
         removed = purge_comments("subject_id = %s AND author_id = %s", [subject.pk, poster.pk])
         services.subject_reconcile_counters(subject_id=subject.pk)
@@ -105,6 +138,14 @@ def main() -> None:
     for name in VARIANTS:
         ratio = figures["floor"] / figures[name]
         print(f"  {name:40s} {figures[name]:6.3f} ms   floor / this = {ratio:.2f}")
+    print(
+        f"  (each line includes the CPU of this process's PostgreSQL backend: {database_ms['floor']:.3f} ms "
+        f"for the floor, {database_ms['post']:.3f} ms for a post)"
+    )
+    print(
+        f"The worker's share of each post (its second check, notifications and webhooks events, drained as the "
+        f"beat tasks do): {worker_python:.3f} ms in Python, {worker_database:.3f} ms in PostgreSQL"
+    )
 
 
 if __name__ == "__main__":
