@@ -121,3 +121,20 @@ def moderator(site):
 
 
 __all__ = ["CommentFactory"]
+
+
+@pytest.fixture(params=["stream", "task"])
+def road(request):
+    """Run the test with events handed on through a Redis stream (drained as the beat tasks
+    drain it), then with a task per event (eager in tests): the two roads of notifications' and
+    webhooks' events."""
+    request.getfixturevalue("redis_url" if request.param == "stream" else "no_redis")
+    return request.param
+
+
+def empty_stream(settings, stream: str) -> None:
+    """Start a test with ``stream`` empty: other modules' posts queue events nobody drains."""
+    from likes import live
+
+    if settings.LIKES_REDIS_URL and live.client() is not None:
+        live.client().delete(stream)

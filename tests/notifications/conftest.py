@@ -14,24 +14,15 @@ import pytest
 from comments import services as comment_services
 from notifications.models import Notification
 
+from ..conftest import empty_stream
 from ..factories import CommentFactory, UserFactory
 
 
 @pytest.fixture(autouse=True)
 def _no_events_of_other_tests(settings):
-    """The stream starts empty: other modules' posts queue events that nobody drains."""
-    from likes import live
     from notifications.jobs import EVENTS_STREAM
 
-    if settings.LIKES_REDIS_URL and live.client() is not None:
-        live.client().delete(EVENTS_STREAM)
-
-
-@pytest.fixture(params=["stream", "task"])
-def road(request):
-    """Run the test with events on the Redis stream, then with a task per event."""
-    request.getfixturevalue("redis_url" if request.param == "stream" else "no_redis")
-    return request.param
+    empty_stream(settings, EVENTS_STREAM)
 
 
 def settle() -> None:

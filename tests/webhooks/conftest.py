@@ -9,6 +9,7 @@ import pytest
 from webhooks import services, tasks
 from webhooks.models import EventType
 
+from ..conftest import empty_stream
 from .receiver import Receiver
 
 ALL_EVENTS = list(EventType.values)
@@ -28,17 +29,9 @@ def _quick_timeout(settings):
 
 @pytest.fixture(autouse=True)
 def _no_events_of_other_tests(settings):
-    from likes import live
     from webhooks.jobs import EVENTS_STREAM
 
-    if settings.LIKES_REDIS_URL and live.client() is not None:
-        live.client().delete(EVENTS_STREAM)
-
-
-@pytest.fixture(params=["stream", "task"])
-def road(request):
-    request.getfixturevalue("redis_url" if request.param == "stream" else "no_redis")
-    return request.param
+    empty_stream(settings, EVENTS_STREAM)
 
 
 def settle() -> None:
