@@ -822,7 +822,7 @@ class HttpBench:
         """Until the second checks of the posts ran: the Redis queue of checks (read in
         batches by the worker's beat task) and the broker's moderation queue are empty."""
         from likes import live
-        from moderation.services import RECHECK_STREAM
+        from moderation.rechecks import RECHECK_STREAM
 
         def waiting() -> int | None:
             tasks = queued_messages("moderation")

@@ -132,13 +132,13 @@ def test_after_seed_demo_the_review_queue_holds_a_handful_of_tasks_not_one_per_c
     from django.core.management import call_command
 
     from comments.models import Comment
-    from moderation import jobs
+    from moderation import rechecks
     from moderation.models import ReviewTask
 
     request.getfixturevalue(live_state)
     with django_capture_on_commit_callbacks(execute=True):
         call_command("seed_demo", stdout=StringIO())
-    jobs.rechecks_run_queued()
+    rechecks.rechecks_run_queued()
     assert Comment.objects.filter(subject__site__key="demo").count() > 400
     reasons = [task.reasons for task in ReviewTask.objects.filter(site__key="demo", state="open")]
     assert 3 <= len(reasons) <= 8, reasons
