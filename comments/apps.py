@@ -8,10 +8,13 @@ class CommentsConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
         from django.core.exceptions import ImproperlyConfigured
+        from django.urls import register_converter
 
         from . import paths
         from .api import schema  # noqa: F401  (registers the OpenAPI extensions)
+        from .urlconverters import IdConverter
 
+        register_converter(IdConverter, "id")  # "<id:...>" in every app's URLs
         _drop_cached_sites_when_saved()
         if not 1 <= settings.COMMENTS_MAX_DEPTH <= paths.MAX_DEPTH_SUPPORTED:
             raise ImproperlyConfigured(f"COMMENTS_MAX_DEPTH must be between 1 and {paths.MAX_DEPTH_SUPPORTED}")

@@ -4,35 +4,32 @@ Lists are the hot path: a page of two-level comments is read several times per s
 busy subject. Built through the ORM, each page spent most of its time in Python (cloning
 querysets, compiling the per-viewer visibility filter with its subqueries, instantiating
 models with deferred fields), three to five times what PostgreSQL spent answering. Here the
-statement is assembled from fixed pieces of SQL text, rows arrive as tuples and become
-``CommentRow`` objects with slots, and the statement text depends only on the list's shape and
-the viewer's kind, never on values (those are parameters).
+statement's SELECT list and the decoding of its rows are both generated from one column
+specification (``LIST_COLUMNS``, read from the row classes' fields), rows arrive as tuples and
+become ``CommentRow`` objects with slots, and the statement is composed of ``Sql`` pieces
+(text and parameters travelling together) and an ``order`` of column names checked against
+the comment table and quoted; its text depends only on the list's shape and the viewer's kind,
+never on values (those are parameters).
 
 The SQL is portable between PostgreSQL and SQLite except where a function says otherwise.
-``visible_sql`` must stay the exact twin of ``queries.can_see`` (tests/comments/test_visibility_twins.py
-compares them on every status, visibility and kind of viewer).
+The visibility rule lives in ``comments.queries.visibility`` (its SQL and its Python form side
+by side).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta, timezone
 
 from django.db import connection
 
 from . import paths, replicas
-from .models import GONE_STATUSES, Comment, Follow, Status, User, Visibility
+from .models import Comment, Follow, User
 
 
 def _table(model) -> str:
     return connection.ops.quote_name(model._meta.db_table)
-
-
-def _quoted(*values: str) -> str:
-    """Code constants (status and visibility names) as SQL literals; never user input."""
-    for value in values:
-        assert value.isidentifier(), value
-    return ", ".join(f"'{v}'" for v in values)
 
 
 def marks(values) -> str:
@@ -49,6 +46,51 @@ def any_of(column: str, ids) -> tuple[str, list]:
     if connection.vendor == "postgresql":
         return f"{column} = ANY(%s::bigint[])", [ids]
     return (f"{column} IN ({marks(ids)})" if ids else "0 = 1"), ids
+
+
+@dataclass(frozen=True, slots=True)
+class Sql:
+    """A condition and its parameters, travelling together. Built only by the query modules
+    from their own text (code constants, quoted identifiers, ``%s`` placeholders), never from
+    input: values are always parameters."""
+
+    text: str
+    params: tuple = ()
+
+    def __and__(self, other: Sql) -> Sql:
+        return Sql(f"{self.text} AND {other.text}", (*self.params, *other.params))
+
+    def negated(self) -> Sql:
+        return Sql(f"NOT ({self.text})", self.params)
+
+
+def any_of_sql(column: str, ids) -> Sql:
+    """``any_of`` as an ``Sql`` piece."""
+    text, params = any_of(column, ids)
+    return Sql(text, tuple(params))
+
+
+# Columns a list may be ordered by: the comment table's own, checked and quoted.
+_COMMENT_COLUMN_NAMES = frozenset(f.column for f in Comment._meta.concrete_fields)
+_DIRECTIONS = {"asc": "ASC", "desc": "DESC"}
+
+
+def comment_column(name: str, alias: str = "c") -> str:
+    """``alias.name`` for a column of the comment table, quoted; ``ValueError`` for any other."""
+    if name not in _COMMENT_COLUMN_NAMES:
+        raise ValueError(f"not a column of comments: {name}")
+    return f"{alias}.{connection.ops.quote_name(name)}"
+
+
+@functools.lru_cache(maxsize=256)
+def order_sql(order: tuple[tuple[str, str], ...], alias: str = "c") -> str:
+    """``ORDER BY`` terms from ``(column, "asc" | "desc")`` pairs over the comment table."""
+    terms = []
+    for column, direction in order:
+        if direction not in _DIRECTIONS:
+            raise ValueError(f"not a direction: {direction}")
+        terms.append(f"{comment_column(column, alias)} {_DIRECTIONS[direction]}")
+    return ", ".join(terms)
 
 
 @dataclass(slots=True)
@@ -134,23 +176,6 @@ def _moment(value):
     return aware(value)
 
 
-def _select(rows: str) -> str:
-    """The list row of each comment of ``rows`` (a table or subquery aliased ``c``), with its
-    author and the comment it replies to."""
-    return (
-        "SELECT c.id, c.subject_id, c.reply_to_id, c.root_id, c.path, c.depth, c.floor, c.author_id,"
-        " c.status, c.visibility, c.pinned, c.featured, c.like_count, c.reply_count,"
-        f" c.descendant_count, {_moment_sql('c.created_at')}, {_moment_sql('c.edited_at')},"
-        " a.username, a.display_name, a.avatar_url,"
-        " t.status, t.visibility, t.descendant_count, t.author_id,"
-        " ta.username, ta.display_name, ta.avatar_url"
-        f" FROM {rows}"
-        f" LEFT JOIN {_USER} a ON a.id = c.author_id"
-        f" LEFT JOIN {_COMMENT} t ON t.id = c.reply_to_id"
-        f" LEFT JOIN {_USER} ta ON ta.id = t.author_id"
-    )
-
-
 def user_faces(ids) -> dict[int, UserFace]:
     """The public faces of users by id, in one statement of fixed text."""
     ids = list(ids)
@@ -169,20 +194,87 @@ def aware(value):
     return value
 
 
+# --- the list row: one column specification for the SELECT list and the decoding ------------
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of the list statement: ``alias.name``, read as ``kind`` (a plain value, a
+    boolean, or a moment: see ``_moment_sql``)."""
+
+    alias: str
+    name: str
+    kind: str = "value"
+
+    def sql(self) -> str:
+        column = f"{self.alias}.{connection.ops.quote_name(self.name)}"
+        return _moment_sql(column) if self.kind == "moment" else column
+
+
+_KINDS = {"pinned": "bool", "featured": "bool", "created_at": "moment", "edited_at": "moment"}
+_NESTED = ("author", "reply_target")
+
+
+def _columns(alias: str, names) -> tuple[Column, ...]:
+    return tuple(Column(alias, "id" if n == "pk" else n, _KINDS.get(n, "value")) for n in names)
+
+
+# The row classes' fields name the columns: a comment's own (``c``), its author's face (``a``,
+# keyed by ``c.author_id``), what it replies to (``t``, keyed by ``c.reply_to_id``) and that
+# comment's author's face (``ta``, keyed by ``t.author_id``).
+_ROW_NAMES = tuple(f.name for f in fields(CommentRow) if f.name not in _NESTED)
+_FACE_NAMES = tuple(f.name for f in fields(UserFace) if f.name != "pk")
+_TARGET_NAMES = tuple(f.name for f in fields(ReplyTarget) if f.name not in ("pk", "author"))
+_ROW = _columns("c", _ROW_NAMES)
+AUTHOR_AND_TARGET = (
+    *_columns("a", _FACE_NAMES), *_columns("t", _TARGET_NAMES), *_columns("ta", _FACE_NAMES),
+)
+LIST_COLUMNS = (*_ROW, *AUTHOR_AND_TARGET)
+_JOINS = (
+    f" LEFT JOIN {_USER} a ON a.id = c.author_id"
+    f" LEFT JOIN {_COMMENT} t ON t.id = c.reply_to_id"
+    f" LEFT JOIN {_USER} ta ON ta.id = t.author_id"
+)
+
+
+def columns_sql(columns) -> str:
+    return ", ".join(column.sql() for column in columns)
+
+
+_LIST_SELECT = f"SELECT {columns_sql(LIST_COLUMNS)} FROM "
+_CONVERTERS = tuple(
+    (index, bool if column.kind == "bool" else _moment)
+    for index, column in enumerate(_ROW) if column.kind != "value"
+)
+_WIDTH, _FACE, _TARGET = len(_ROW), len(_FACE_NAMES), len(_TARGET_NAMES)
+_AUTHOR_ID, _REPLY_TO_ID = _ROW_NAMES.index("author_id"), _ROW_NAMES.index("reply_to_id")
+_TARGET_AUTHOR_ID = _TARGET_NAMES.index("author_id")
+
+
+def author_and_target(author_id: int | None, reply_to_id: int | None, r: tuple, at: int) -> tuple[UserFace | None, ReplyTarget | None]:
+    """The author's face and the reply target of a comment, decoded from the
+    ``AUTHOR_AND_TARGET`` columns of row ``r`` starting at index ``at``."""
+    author = UserFace(author_id, *r[at:at + _FACE]) if author_id is not None else None
+    if reply_to_id is None:
+        return author, None
+    at += _FACE
+    target = r[at:at + _TARGET]
+    target_author_id = target[_TARGET_AUTHOR_ID]
+    at += _TARGET
+    target_author = UserFace(target_author_id, *r[at:at + _FACE]) if target_author_id is not None else None
+    return author, ReplyTarget(reply_to_id, *target, target_author)
+
+
 def _row(r: tuple) -> CommentRow:
-    author = UserFace(r[7], r[17], r[18], r[19]) if r[7] is not None else None
-    target = None
-    if r[2] is not None:
-        target_author = UserFace(r[23], r[24], r[25], r[26]) if r[23] is not None else None
-        target = ReplyTarget(r[2], r[20], r[21], r[22], r[23], target_author)
-    return CommentRow(
-        r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), bool(r[11]),
-        r[12], r[13], r[14], _moment(r[15]), _moment(r[16]), author, target,
-    )
+    values = list(r[:_WIDTH])
+    for index, convert in _CONVERTERS:
+        values[index] = convert(values[index])
+    return CommentRow(*values, *author_and_target(values[_AUTHOR_ID], values[_REPLY_TO_ID], r, _WIDTH))
 
 
-def fetch(where: str, params: list, *, order: str = "", limit: int | None = None) -> list[CommentRow]:
-    """Rows of ``comment_index c`` matching ``where`` (SQL over ``c``), in ``order``.
+def fetch(where: Sql, *, order: tuple[tuple[str, str], ...] = (), limit: int | None = None) -> list[CommentRow]:
+    """Rows of ``comment_index c`` matching ``where``, in ``order`` (``(column, direction)``
+    pairs over the comment table).
 
     With a ``limit``, the rows are chosen in a subquery and joined to their authors after it:
     a prepared statement's generic plan cannot tell a subject of 100 roots from one of 10,000
@@ -190,23 +282,25 @@ def fetch(where: str, params: list, *, order: str = "", limit: int | None = None
     root of the big one before limiting (``docs/benchmarks.md``, core). A subquery with a LIMIT is
     planned apart, so the page is an ordered index scan that stops at ``limit`` whatever the
     estimate."""
+    if not isinstance(where, Sql):
+        raise TypeError("fetch takes an Sql condition")
+    ordered = f" ORDER BY {order_sql(order)}" if order else ""
     if limit is None:
-        sql = f"{_select(f'{_COMMENT} c')} WHERE {where}" + (f" ORDER BY {order}" if order else "")
+        sql = f"{_LIST_SELECT}{_COMMENT} c{_JOINS} WHERE {where.text}{ordered}"
     else:
-        page = f"SELECT * FROM {_COMMENT} c WHERE {where}" + (f" ORDER BY {order}" if order else "")
-        sql = f"{_select(f'({page} LIMIT {int(limit)}) c')}" + (f" ORDER BY {order}" if order else "")
+        sql = f"{_LIST_SELECT}(SELECT * FROM {_COMMENT} c WHERE {where.text}{ordered} LIMIT {int(limit)}) c{_JOINS}{ordered}"
     with replicas.read_connection().cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, list(where.params))
         return [_row(r) for r in cursor.fetchall()]
 
 
-def fetch_ids(ids, extra_where: str = "1 = 1", params: list | None = None) -> list[CommentRow]:
-    """Rows by id (any order), optionally filtered further."""
+def fetch_ids(ids, where: Sql | None = None) -> list[CommentRow]:
+    """Rows by id (any order), optionally filtered further by ``where``."""
     ids = list(ids)
     if not ids:
         return []
-    among, among_params = any_of("c.id", ids)
-    return fetch(f"{among} AND {extra_where}", [*among_params, *(params or [])])
+    among = any_of_sql("c.id", ids)
+    return fetch(among & where if where is not None else among)
 
 
 # --- whole model rows ------------------------------------------------------------------------
@@ -255,31 +349,7 @@ class ModelColumns:
         return self.model.from_db(connection.alias, self.attnames, values)
 
 
-# --- visibility ----------------------------------------------------------------------------
-
-_GONE = _quoted(*GONE_STATUSES)
-_OWN_LIVE = _quoted(Status.PUBLISHED, Status.PENDING, Status.SHADOW)
-
-
-
-def private_sql(x: str = "c") -> str:
-    """Rows (of alias ``x``) that some readers see and the public does not: the condition of
-    the ``comment_private_authors`` index, written so that PostgreSQL's planner matches it."""
-    return f"({x}.status IN ({_quoted(Status.PENDING, Status.SHADOW)}) OR {x}.visibility = '{Visibility.FRIENDS}')"
-
-
-def sees_private_sql(user_id: int, subject_ref: str) -> tuple[str, list]:
-    """Does ``user_id`` see comments of the subject at ``subject_ref`` that the public does not:
-    are they, or any of their mutual followers, the author of a pending, shadow or friends-only
-    comment there? Index probes per author (``comment_private_authors``)."""
-    friends, params = friends_sql(user_id)
-    private = private_sql("p")
-    return (
-        f"(EXISTS (SELECT 1 FROM {_COMMENT} p WHERE p.subject_id = {subject_ref} AND p.author_id = %s AND {private})"
-        f" OR EXISTS (SELECT 1 FROM ({friends}) m JOIN {_COMMENT} p ON p.subject_id = {subject_ref}"
-        f" AND p.author_id = m.followee_id WHERE {private}))",
-        [user_id, *params],
-    )
+# --- follows ---------------------------------------------------------------------------------
 
 
 def friends_sql(user_id: int) -> tuple[str, list]:
@@ -304,41 +374,3 @@ def friend_ids_text_sql(user_id: int) -> tuple[str, list]:
 
 def parse_id_text(text: str | None) -> set[int]:
     return {int(part) for part in text.split(",")} if text else set()
-
-
-def _seen_only_by(x: str, user_id: int, friend_ids: set[int]) -> tuple[str, list]:
-    """Rows (of alias ``x``) visible to ``user_id`` beyond the public ones: their own, in any
-    live status, and friends-only comments of mutual followers. The friends are a literal list
-    (most readers have none, and then the clause goes), which plans far faster than the
-    follow-table subqueries it replaces."""
-    sql, params = f"({x}.author_id = %s AND {x}.status IN ({_OWN_LIVE}))", [user_id]
-    if friend_ids:
-        among, among_params = any_of(f"{x}.author_id", sorted(friend_ids))
-        sql += f" OR ({x}.status = '{Status.PUBLISHED}' AND {x}.visibility = '{Visibility.FRIENDS}' AND {among})"
-        params += among_params
-    return f"({sql})", params
-
-
-def visible_sql(viewer, x: str = "c") -> tuple[str, list]:
-    """Rows (of alias ``x``) that ``viewer`` may see, placeholders included. A deleted or
-    rejected comment stays as a placeholder while its subtree holds anything this viewer sees:
-    public comments (``descendant_count``) or, for a signed-in viewer, their own and their
-    friends' (a path-range ``EXISTS``, evaluated only for gone rows without public
-    descendants)."""
-    if viewer.is_moderator:
-        return "1 = 1", []
-    anonymous = (
-        f"(({x}.status = '{Status.PUBLISHED}' AND {x}.visibility = '{Visibility.PUBLIC}') "
-        f"OR ({x}.status IN ({_GONE}) AND {x}.descendant_count > 0))"
-    )
-    if viewer.user is None:
-        return anonymous, []
-    me, friends = viewer.user.pk, viewer.friend_ids()
-    mine, mine_params = _seen_only_by(x, me, friends)
-    below, below_params = _seen_only_by("d", me, friends)
-    return (
-        f"({anonymous} OR {mine} OR ({x}.status IN ({_GONE}) AND {x}.descendant_count = 0 AND EXISTS ("
-        f"SELECT 1 FROM {_COMMENT} d WHERE d.subject_id = {x}.subject_id AND d.path > {x}.path "
-        f"AND d.path < ({x}.path || '{paths.SUBTREE_END}') AND {below})))",
-        [*mine_params, *below_params],
-    )

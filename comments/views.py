@@ -46,6 +46,14 @@ REPLY_PREVIEWS = 3
 CHAIN_HEAD, CHAIN_TAIL = 2, 3
 
 
+def _theme(request) -> str:
+    """The theme the embedding page asked for, read one way by the page, its fragments and its
+    error pages; "auto" for none or an unknown one (the embed page's parameters refuse an
+    unknown one with a 400, shown in "auto")."""
+    theme = request.GET.get("theme")
+    return theme if theme in THEMES else "auto"
+
+
 class EmbedParams(CommentListParams):
     """The embed page's query string: the API's list parameters plus the embedding context."""
 
@@ -244,7 +252,7 @@ def embed(request: HttpRequest) -> HttpResponse:
     an existing subject comes from the shared page cache, rendered once per version of the
     subject and variant of the query."""
     lang = reader_language(request, request.GET.get("lang"))
-    theme = request.GET.get("theme") if request.GET.get("theme") in THEMES else "auto"
+    theme = _theme(request)
     site = None
     try:
         params = query_params(request, EmbedParams)
@@ -364,7 +372,7 @@ def _fragment(request, template: str, context: dict, *, site: Site, lang: str) -
     """A bare fragment for the script (``X-Fragment: 1``); a reader without JavaScript who
     followed the same link gets it inside the page layout."""
     with translation.override(lang):
-        context = {**context, "lang": lang, "theme": request.GET.get("theme") if request.GET.get("theme") in THEMES else "auto"}
+        context = {**context, "lang": lang, "theme": _theme(request)}
         if request.headers.get("X-Fragment") == "1":
             html = render_to_string(template, context, request)
         else:
@@ -402,7 +410,7 @@ def _fragment_view(handler):
 
 
 def _fragment_query(request, lang: str) -> dict:
-    theme = request.GET.get("theme") if request.GET.get("theme") in THEMES else "auto"
+    theme = _theme(request)
     return _context_query(lang=lang, theme=theme, origin=request.GET.get("origin", "")[:300])
 
 

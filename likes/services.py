@@ -101,11 +101,11 @@ def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = Fals
         _update_rows(updates)
         _add_like_counts({c: d for c, d in changes.items() if d})
         if mark_stale:
-            for comment_id in {c for c, _ in newest}:
-                StaleLikeState.objects.update_or_create(
-                    comment_id=comment_id,
-                    defaults={"subject_id": comment_subjects[comment_id], "created_at": timezone.now()},
-                )
+            now = timezone.now()
+            StaleLikeState.objects.bulk_create(
+                [StaleLikeState(comment_id=c, subject_id=comment_subjects[c], created_at=now) for c in sorted({c for c, _ in newest})],
+                update_conflicts=True, unique_fields=["comment_id"], update_fields=["subject_id", "created_at"],
+            )
     # Counts, and with them hot order, of the pages that show these comments; told after the
     # transaction, whose subject row locks posting waits on, not inside it.
     for subject_id in {comment_subjects[c] for c, d in changes.items() if d}:

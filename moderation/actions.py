@@ -13,6 +13,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from comments.exceptions import InvalidInput, NotFound, PermissionDenied
 from comments.ids import id_floor_at
@@ -26,6 +27,8 @@ from .services import audit_write, reports_dismiss, review_task_claim_check, rev
 
 class ModerationAction:
     name = ""
+    label = ""  # what the console calls it
+    in_bulk = True  # offered for many comments at once in the console's queue
 
     def __init__(self, *, comment: Comment, actor: User | None, reason: str = ""):
         self.comment = comment
@@ -78,26 +81,26 @@ class StatusAction(ModerationAction):
 
 
 class Approve(StatusAction):
-    name, to_status = "approve", Status.PUBLISHED
+    name, to_status, label = "approve", Status.PUBLISHED, gettext_lazy("Approve")
     allowed_from = (Status.PUBLISHED, Status.PENDING, Status.SHADOW)
 
 
 class Reject(StatusAction):
-    name, to_status = "reject", Status.REJECTED
+    name, to_status, label = "reject", Status.REJECTED, gettext_lazy("Reject")
     allowed_from = (Status.PUBLISHED, Status.PENDING, Status.SHADOW, Status.REJECTED)
 
 
 class Delete(StatusAction):
-    name, to_status = "delete", Status.DELETED
+    name, to_status, label = "delete", Status.DELETED, gettext_lazy("Delete")
 
 
 class Restore(StatusAction):
-    name, to_status = "restore", Status.PUBLISHED
+    name, to_status, label = "restore", Status.PUBLISHED, gettext_lazy("Restore")
     allowed_from = GONE_STATUSES
 
 
 class Shadow(StatusAction):
-    name, to_status = "shadow", Status.SHADOW
+    name, to_status, label = "shadow", Status.SHADOW, gettext_lazy("Shadow")
     allowed_from = (Status.PUBLISHED, Status.PENDING, Status.SHADOW)
 
 
@@ -112,26 +115,26 @@ class FlagAction(ModerationAction):
 
 
 class Pin(FlagAction):
-    name, flag, value = "pin", "pinned", True
+    name, flag, value, label = "pin", "pinned", True, gettext_lazy("Pin")
 
 
 class Unpin(FlagAction):
-    name, flag, value = "unpin", "pinned", False
+    name, flag, value, label = "unpin", "pinned", False, gettext_lazy("Unpin")
 
 
 class Feature(FlagAction):
-    name, flag, value = "feature", "featured", True
+    name, flag, value, label = "feature", "featured", True, gettext_lazy("Feature")
 
 
 class Unfeature(FlagAction):
-    name, flag, value = "unfeature", "featured", False
+    name, flag, value, label = "unfeature", "featured", False, gettext_lazy("Unfeature")
 
 
 class DismissReports(ModerationAction):
     """A published comment's reports found unfounded: they go, the comment stays as it is, and
     the audit entry says how many there were and what they said."""
 
-    name = "dismiss"
+    name, in_bulk = "dismiss", False
 
     def check(self) -> None:
         super().check()
@@ -148,8 +151,10 @@ class DismissReports(ModerationAction):
 
 
 ACTIONS: dict[str, type[ModerationAction]] = {
-    cls.name: cls for cls in (Approve, Reject, Delete, Restore, Pin, Unpin, Feature, Unfeature, Shadow, DismissReports)
+    cls.name: cls for cls in (Approve, Reject, Delete, Pin, Feature, Unpin, Unfeature, Restore, Shadow, DismissReports)
 }
+# The console's bulk menu, in this order: (name, label).
+BULK_ACTIONS = [(name, cls.label) for name, cls in ACTIONS.items() if cls.in_bulk]
 
 
 def comment_moderate(*, comment_id: int, actor: User, action: str, reason: str = "") -> Comment:

@@ -12,11 +12,10 @@ from comments import queries as comment_queries
 from comments.api.fields import IdField, StrictCharField
 from comments.api.serializers import CommentOut, PageParams, UserOut
 from comments.api.views import ApiView, error_responses, query_params, validated
-from comments.exceptions import NotFound
 from comments.throttling import throttles
 
 from . import actions, queries, services
-from .models import ReportReason, Sanction, SanctionKind, TaskState, WordAction, WordEntry
+from .models import ReportReason, SanctionKind, TaskState, WordAction
 
 # --- serializers ---------------------------------------------------------------------------
 
@@ -212,10 +211,7 @@ class WordDetailView(ApiView):
     @extend_schema(responses={204: None, **error_responses(401, 403, 404)}, summary="Remove a word")
     def delete(self, request, word_id: int):
         """Remove a word from its list (audited)."""
-        entry = WordEntry.objects.select_related("site").filter(pk=word_id).first()
-        if entry is None:
-            raise NotFound("Unknown word.")
-        services.word_delete(actor=request.user, entry=entry)
+        services.word_delete(actor=request.user, entry=queries.word_entry_by_id(word_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -241,10 +237,7 @@ class SanctionDetailView(ApiView):
     @extend_schema(responses={204: None, **error_responses(401, 403, 404)}, summary="Lift a sanction")
     def delete(self, request, sanction_id: int):
         """Lift a sanction (audited)."""
-        sanction = Sanction.objects.select_related("site").filter(pk=sanction_id).first()
-        if sanction is None:
-            raise NotFound("Unknown sanction.")
-        services.sanction_delete(actor=request.user, sanction=sanction)
+        services.sanction_delete(actor=request.user, sanction=queries.sanction_by_id(sanction_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -1,7 +1,11 @@
 """Factories. Comments are made through ``comment_create`` so paths, floors and counters are
 never set by hand."""
 
+import time
+import uuid
+
 import factory
+from django.conf import settings
 from factory.django import DjangoModelFactory
 
 from comments import services
@@ -61,3 +65,41 @@ class CommentFactory(factory.Factory):
     @classmethod
     def _build(cls, *args, **kwargs):
         raise NotImplementedError("comments exist only once posted: use create()")
+
+
+def set_likes(comment_or_id, n: int) -> None:
+    """The comment liked by exactly ``n`` users: ``set_likes_many`` for one comment."""
+    set_likes_many({comment_or_id: n})
+
+
+def set_likes_many(counts: dict) -> None:
+    """Each comment (or id) of ``counts`` liked by exactly that many users, through the likes
+    app's one writer of like rows (``like_actions_apply``, which the flush and the Redis-less
+    road use), in one call: real rows, counts moved by the difference, the pages that show them
+    told. As on the road taken when Redis does not answer, the comments' Redis state (if any)
+    is marked stale. Works on a comment in any status: a comment liked while published keeps
+    its like rows through moderation."""
+    from likes.models import Like
+    from likes.services import LikeAction, like_actions_apply
+
+    wanted = {getattr(c, "pk", c): n for c, n in counts.items()}
+    likers = _likers(max(wanted.values(), default=0))
+    liked: dict[int, set[int]] = {pk: set() for pk in wanted}
+    for comment_id, user_id in Like.objects.filter(comment_id__in=wanted, active=True).values_list("comment_id", "user_id"):
+        liked[comment_id].add(user_id)
+    now_ms = int(time.time() * 1000)
+    actions = []
+    for pk, n in wanted.items():
+        keep = set(likers[:n])
+        actions += [LikeAction(pk, user_id, True, now_ms) for user_id in keep - liked[pk]]
+        actions += [LikeAction(pk, user_id, False, now_ms) for user_id in liked[pk] - keep]
+    like_actions_apply(actions, mark_stale=bool(settings.LIKES_REDIS_URL))
+
+
+def _likers(n: int) -> list[int]:
+    """Ids of ``n`` users who like things in tests, created in one statement when missing."""
+    have = list(User.objects.filter(username__startswith="liker-").order_by("pk").values_list("pk", flat=True)[:n])
+    if len(have) < n:
+        User.objects.bulk_create([User(username=f"liker-{uuid.uuid4().hex[:12]}") for _ in range(n - len(have))])
+        return _likers(n)
+    return have

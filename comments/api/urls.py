@@ -1,27 +1,8 @@
-from django.urls import path, register_converter
+from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from ..ids import MAX_ID
 from . import views
 
-
-class IdConverter:
-    """A positive integer id below 2**53; anything else does not match (a JSON 404), so huge
-    numbers never reach the database."""
-
-    regex = "[0-9]{1,16}"
-
-    def to_python(self, value: str) -> int:
-        number = int(value)
-        if not 0 < number <= MAX_ID:
-            raise ValueError(value)
-        return number
-
-    def to_url(self, value) -> str:
-        return str(value)
-
-
-register_converter(IdConverter, "id")
 
 urlpatterns = [
     path("auth/token", views.TokenView.as_view(), name="auth-token"),

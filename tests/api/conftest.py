@@ -7,9 +7,8 @@ from datetime import datetime
 
 import pytest
 
-from comments.models import Comment
 
-from ..factories import SubjectFactory, UserFactory
+from ..factories import SubjectFactory, UserFactory, set_likes  # noqa: F401 (the API tests' helper)
 
 API = "/api/v1"
 
@@ -124,11 +123,6 @@ def first_page(client, url, params=None) -> dict:
     response = client.get(url, params or {})
     assert response.status_code == 200, (response.status_code, response.content[:500])
     return response.json()
-
-
-def set_likes(comment_or_id, n: int) -> None:
-    pk = getattr(comment_or_id, "pk", comment_or_id)
-    Comment.objects.filter(pk=pk).update(like_count=n)
 
 
 def set_pinned(comment_or_id, pinned: bool = True) -> None:

@@ -8,9 +8,9 @@ import pytest
 from django.utils import timezone
 
 from comments import services
-from comments.models import Comment, Subject
+from comments.models import Comment
 
-from ..factories import CommentFactory, SubjectFactory, UserFactory
+from ..factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
 from .conftest import API, assert_comment_shape, assert_error, assert_iso_time
 
 
@@ -136,8 +136,8 @@ def test_a_reply_to_a_comment_the_user_may_not_see_is_not_found(client_for, user
     assert_error(post(client_for(user), subject, {"body": "x", "reply_to_id": hidden.pk}), 404, "not_found")
 
 
-def test_posting_to_a_closed_subject_is_refused_as_subject_closed(client_for, user, subject):
-    Subject.objects.filter(pk=subject.pk).update(state="closed")
+def test_posting_to_a_closed_subject_is_refused_as_subject_closed(client_for, user, subject, moderator):
+    services.subject_update(subject=subject, actor=moderator, state="closed")
     assert_error(post(client_for(user), subject, {"body": "x"}), 403, "subject_closed")
     assert not Comment.objects.filter(subject=subject).exists()
 
@@ -197,8 +197,8 @@ def test_html_is_sanitized_and_links_are_marked_nofollow(client_for, user, subje
     assert item["body"] == body
 
 
-def test_posting_to_a_pre_moderated_site_gives_a_pending_comment_the_author_sees(client_for, user, subject, api):
-    type(subject.site).objects.filter(pk=subject.site.pk).update(moderation="pre")
+def test_posting_to_a_pre_moderated_site_gives_a_pending_comment_the_author_sees(client_for, user, api):
+    subject = SubjectFactory(site=SiteFactory(key="premoderated", moderation="pre"))
     response = post(client_for(user), subject, {"body": "x"})
     assert response.status_code == 201
     assert response.json()["status"] == "pending"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from comments import services
-from comments.models import Subject
 
 from ..factories import CommentFactory, SubjectFactory
 from .conftest import API, assert_comment_shape, assert_error, first_page, ids, set_likes, set_pinned, walk_ids
@@ -262,7 +261,7 @@ def test_a_deep_reply_shows_its_whole_chain_in_stacked_mode(api, user, subject):
     assert [c["depth"] for c in items[0]["chain"]] == list(range(30))
 
 
-def test_the_subjects_closed_state_still_lists_comments(api, user, subject):
+def test_the_subjects_closed_state_still_lists_comments(api, user, subject, moderator):
     root = CommentFactory(subject=subject, author=user)
-    Subject.objects.filter(pk=subject.pk).update(state="closed")
+    services.subject_update(subject=subject, actor=moderator, state="closed")
     assert ids(first_page(api, url(subject))["items"]) == [root.pk]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from comments import queries
 from comments.models import Comment
 
-from ..factories import CommentFactory, SubjectFactory, UserFactory
+from ..factories import CommentFactory, SubjectFactory, UserFactory, set_likes_many
 from .conftest import API, assert_error, first_page, ids, set_likes, set_pinned, walk, walk_ids
 
 CHURN_PAGES = 8
@@ -42,8 +42,7 @@ class World:
             self.roots.append(root)
             for _ in range(self.rng.randrange(0, 4)):
                 self._post(author, reply_to=self.rng.choice(self._thread(root) + [root]))
-        for c in self.all:
-            set_likes(c, self.rng.randrange(0, 30))
+        set_likes_many({c: self.rng.randrange(0, 30) for c in self.all})
         set_pinned(self.roots[5])
         self.big_root = self.roots[0]
         for _ in range(8):
@@ -68,9 +67,8 @@ class World:
         self._post(self.author)
         self._post(self.author, reply_to=self.rng.choice(self.roots))
         self._post(self.author, reply_to=self.rng.choice(self._thread(self.big_root) + [self.big_root]))
-        for c in self.rng.sample(self.all, 3):
-            set_likes(c, self.rng.randrange(0, 200))
-        set_likes(self.rng.choice(self.roots), 1000 + n)
+        counts = {c: self.rng.randrange(0, 200) for c in self.rng.sample(self.all, 3)}
+        set_likes_many({**counts, self.rng.choice(self.roots): 1000 + n})
 
     def ids(self, pred=lambda c: True):
         return {c.pk for c in self.all if pred(c)}

@@ -6,7 +6,7 @@ import pytest
 
 from comments import services
 
-from ..factories import CommentFactory
+from ..factories import CommentFactory, set_likes
 from .conftest import API, first_page, ids
 
 
@@ -202,9 +202,8 @@ def test_reply_previews_leave_out_what_the_viewer_may_not_see(api, client_for, u
     root = CommentFactory(subject=subject, author=other_user)
     visible = CommentFactory(subject=subject, author=other_user, reply_to=root)
     pending = CommentFactory(subject=subject, author=user, reply_to=root)
+    set_likes(pending, 100)  # liked while published, then held for review
     services.comment_set_status(comment_id=pending.pk, to_status="pending")
-    Comment = type(root)
-    Comment.objects.filter(pk=pending.pk).update(like_count=100)
     assert ids(first_page(api, url(subject))["items"][0]["replies"]) == [visible.pk]
     assert ids(first_page(client_for(user), url(subject))["items"][0]["replies"]) == [pending.pk, visible.pk]
 

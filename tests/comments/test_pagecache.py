@@ -271,14 +271,14 @@ def test_a_page_read_rarely_is_not_kept_in_the_process(api, subject, settings):
 def test_concurrent_misses_rebuild_a_page_once(subject, monkeypatch):
     CommentFactory(subject=subject)
     builds = []
-    original = queries.list_comments
+    original = queries.modes.list_comments
 
     def slow_build(*args, **kwargs):
         builds.append(1)
         threading.Event().wait(0.05)  # long enough for every reader to miss meanwhile
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(queries, "list_comments", slow_build)
+    monkeypatch.setattr(queries.modes, "list_comments", slow_build)  # what the cached pages build with
     readers = 8
     start = threading.Barrier(readers)
     pages, errors = [], []

@@ -1,4 +1,4 @@
-"""The list filter (``rowsql.visible_sql``, evaluated by the database) and its Python twin
+"""The list filter (``queries.visible_sql``, evaluated by the database) and its Python twin
 (``queries.can_see``, for one loaded row) must agree for every viewer on every row."""
 
 import itertools
@@ -7,7 +7,7 @@ import pytest
 
 from comments import rowsql, services
 from comments.models import Comment, Status, Visibility
-from comments.queries import Viewer, can_see
+from comments.queries import Viewer, can_see, visible_sql
 
 from ..factories import CommentFactory, UserFactory
 
@@ -43,8 +43,8 @@ def test_list_filter_and_can_see_agree_for_every_viewer_and_row(world):
     viewers = {"anonymous": Viewer(user=None), "moderator": Viewer(user=users["carol"], is_moderator=True)}
     viewers.update({name: Viewer(user=u) for name, u in users.items()})
     for name, viewer in viewers.items():
-        where, params = rowsql.visible_sql(viewer)
-        listed = {r.pk for r in rowsql.fetch(f"c.subject_id = %s AND {where}", [subject.pk, *params])}
+        where = rowsql.Sql("c.subject_id = %s", (subject.pk,)) & visible_sql(viewer)
+        listed = {r.pk for r in rowsql.fetch(where)}
         twin = {c.pk for c in rows if can_see(viewer, c)}
         assert listed == twin, name
     # And the rule itself, on a few rows: bob sees alice's friends-only reply, carol does not.

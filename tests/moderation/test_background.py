@@ -21,7 +21,7 @@ from moderation.actions import comment_moderate
 from moderation.models import AuditEntry, ReviewTask, WordEntry
 from moderation.services import review_task_claims_expire, word_create
 
-from ..factories import CommentFactory, UserFactory
+from ..factories import CommentFactory, UserFactory, set_likes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -123,7 +123,7 @@ def test_top_comments_are_featured_unless_a_moderator_said_no(site, subject, mod
     settings.MODERATION_FEATURE_PER_SUBJECT = 2
     comments = [CommentFactory(subject=subject) for _ in range(4)]
     for comment, likes in zip(comments, (9, 7, 6, 2)):
-        Comment.objects.filter(pk=comment.pk).update(like_count=likes)
+        set_likes(comment, likes)
     comment_moderate(comment_id=comments[0].id, actor=moderator, action="feature")
     comment_moderate(comment_id=comments[0].id, actor=moderator, action="unfeature")
 

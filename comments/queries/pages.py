@@ -1,0 +1,109 @@
+"""Pages through the shared cache (``pagecache``): the JSON of a list as an anonymous reader
+gets it, shared, with a signed-in reader's likes laid over it."""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from .. import encoding, hooks, pagecache, rowsql
+from ..models import GONE_STATUSES, CommentContent
+from . import modes
+from .cursors import Page
+from .single import subject_for_viewer
+from .visibility import Viewer, authenticated
+
+def _page_json(page: Page) -> bytes:
+    return encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
+
+
+def hot_list_page(subject_id: int, query_string: str, *, gzip: bool = False) -> tuple[bytes, bool] | None:
+    """An anonymous reader's page of a hot subject from this process's memory, found by the
+    request's raw query string, before the query is validated (it was, when the copy was kept
+    by ``list_comments_json``): ``(body, compressed)``, gzip-compressed when ``gzip``; None
+    otherwise. Only for a reader the caller knows to be anonymous."""
+    return pagecache.hot_request_copy(subject_id, query_string, gzip=gzip)
+
+
+def list_comments_json(
+    subject_id: int, user, *, mode: str | None, sort: str | None, limit: int, cursor: str | None, replies: int,
+    query_string: str = "",
+) -> pagecache.Read:
+    """``list_comments`` of the subject for ``user`` as the API's JSON bytes (``.entry`` of the
+    answer; ``.stale`` when the database could not rebuild it), through the shared page cache:
+    an anonymous reader gets the shared page as it is (and a hot one is kept under the request's
+    ``query_string`` for ``hot_list_page``); a signed-in reader who sees what the public sees
+    gets it with their ``liked`` flags and live like counts laid over it; moderators, and
+    readers who see pending, shadow or friends-only comments of the subject (their authors and
+    the authors' mutual followers), get a page of their own from the database."""
+    user = authenticated(user)
+    options = {"mode": mode, "sort": sort, "limit": limit, "cursor": cursor, "replies": replies}
+    if not pagecache.enabled():
+        subject, viewer = subject_for_viewer(subject_id, user)
+        return pagecache.Read(_page_json(modes.list_comments(subject, viewer, **options)), False)
+    variant = f"api:{mode or ''}:{sort or ''}:{limit}:{replies}:{cursor or ''}"
+    if user is None:
+        read = pagecache.shared_entry(
+            subject_id, variant, lambda: _page_json(modes.list_comments(*subject_for_viewer(subject_id, None), **options)),
+            stale_ok=True,
+        )
+        if not read.stale:
+            pagecache.keep_request_copy(subject_id, query_string, read.entry)
+        return read
+    subject, viewer = subject_for_viewer(subject_id, user)
+    if viewer.is_moderator or viewer.sees_private:
+        return pagecache.Read(_page_json(modes.list_comments(subject, viewer, **options)), False)
+    own = []
+
+    def public_from_own() -> bytes:
+        # This viewer's page is the public one but for their "liked" flags (counts are the
+        # same for everyone), so one read of the database makes both.
+        page = modes.list_comments(subject, viewer, **options)
+        own.append(_page_json(page))
+        for c in _each_comment(page.items):
+            c["liked"] = False
+        return _page_json(page)
+
+    read = pagecache.shared_entry(subject_id, variant, public_from_own, stale_ok=False, fresh=True)
+    if not read.cached:
+        return pagecache.Read(own[0], False)
+    return pagecache.Read(_with_viewer_likes(read.entry, subject_id, viewer), True)
+
+
+def _each_comment(items: list[dict]):
+    for item in items:
+        yield item
+        yield from item.get("replies", ())
+        yield from item.get("chain", ())
+
+
+def _with_viewer_likes(entry: bytes, subject_id: int, viewer: Viewer) -> bytes:
+    """The shared page with the viewer's ``liked`` flags and the live like counts: from the live
+    store in one round trip, and, for comments whose state it does not hold, ``liked`` from the
+    database in one query."""
+    page = encoding.loads(entry)
+    shown = list(_each_comment(page["items"]))
+    if not shown:
+        return entry
+    live = hooks.page_like_state([(c["id"], subject_id) for c in shown], viewer.user_id) or {}
+    readable = {c["id"] for c in shown if c["id"] not in live and c["status"] not in GONE_STATUSES}
+    liked = _liked_ids(readable, viewer.user_id)
+    for c in shown:
+        state = live.get(c["id"])
+        if state is not None:
+            c["like_count"], c["liked"] = state
+        else:
+            c["liked"] = c["id"] in liked
+    return encoding.dumps(page)
+
+
+def _liked_ids(comment_ids: set[int], user_id: int) -> set[int]:
+    """Which of ``comment_ids`` the user likes, by the likes app's ``liked`` expression."""
+    expression = hooks.liked_sql(user_id)
+    if not comment_ids or expression is None:
+        return set()
+    liked, params = expression
+    among, among_params = rowsql.any_of("cc.comment_id", comment_ids)
+    table = connection.ops.quote_name(CommentContent._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT cc.comment_id FROM {table} cc WHERE {among} AND {liked}", [*among_params, *params])
+        return {row[0] for row in cursor.fetchall()}

@@ -1,0 +1,118 @@
+"""Comments as the API shows them to one viewer: placeholders, the status a viewer is told,
+contents and like state read in one query and one round trip."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from django.db import connection
+
+from .. import hooks, replicas, rowsql
+from ..models import GONE_STATUSES, Comment, CommentContent, Status, User
+from .visibility import Viewer, can_see
+
+def present_user(user: "User | rowsql.UserFace | None") -> dict | None:
+    if user is None:
+        return None
+    return {"id": user.pk, "name": user.public_name, "avatar": user.avatar_url or None}
+
+
+def _is_placeholder(viewer: Viewer, comment: Comment) -> bool:
+    """Content hidden from this viewer: deleted/rejected for non-moderators, or a chain ancestor
+    the viewer may not read."""
+    return not viewer.is_moderator and (comment.status in GONE_STATUSES or not can_see(viewer, comment))
+
+
+def _shown_status(viewer: Viewer, comment: Comment, placeholder: bool) -> str:
+    """What the viewer is told of the status, given ``_is_placeholder`` of the comment."""
+    if viewer.is_moderator:
+        return comment.status
+    if placeholder:
+        return comment.status if comment.status in GONE_STATUSES else Status.DELETED
+    if comment.status == Status.SHADOW:
+        return Status.PUBLISHED  # the author must not notice the shadow
+    return comment.status
+
+
+def _contents(comment_ids: list[int], liked_expression: tuple[str, list] | None) -> dict[int, tuple[str, str, bool]]:
+    """``{id: (body, html, liked)}`` in one query by primary key; ``liked`` is False unless the
+    expression (``hooks.liked_sql``) is given."""
+    if not comment_ids:
+        return {}
+    table = connection.ops.quote_name(CommentContent._meta.db_table)
+    liked, params = liked_expression or ("0 = 1", [])
+    among, among_params = rowsql.any_of("cc.comment_id", comment_ids)
+    sql = f"SELECT cc.comment_id, cc.body, cc.html, {liked} FROM {table} cc WHERE {among}"
+    with replicas.read_connection().cursor() as cursor:
+        cursor.execute(sql, [*params, *among_params])
+        return {row[0]: (row[1], row[2], bool(row[3])) for row in cursor.fetchall()}
+
+
+def present_new_comment(comment: Comment, viewer: Viewer) -> dict:
+    """The API shape of a comment ``comment_create`` has just written: its content row is at
+    hand and nobody likes it yet, so nothing is read."""
+    return present_comments([comment], viewer, just_written=True)[comment.pk]
+
+
+def present_comments(rows: Iterable[Comment], viewer: Viewer, *, just_written: bool = False) -> dict[int, dict]:
+    """API-shaped dicts for ``rows``: one query for contents, and the like state from the live
+    store in one round trip (or, without one, the viewer's likes in the same content query)."""
+    rows = list({c.pk: c for c in rows}.values())
+    placeholders = {c.pk: _is_placeholder(viewer, c) for c in rows}
+    if just_written:
+        like_state = {c.pk: (0, False) for c in rows}
+        contents = {c.pk: (c.content.body, c.content.html, False) for c in rows}
+    else:
+        # Live like state where the store has it; the rest (no store, or comments whose state
+        # is not loaded) from the rows, with "liked" riding along the content query.
+        like_state = hooks.page_like_state([(c.pk, c.subject_id) for c in rows], viewer.user_id) or {}
+        readable = [pk for pk, hidden in placeholders.items() if not hidden]
+        every_live = all(c.pk in like_state for c in rows)
+        contents = _contents(readable, None if every_live else hooks.liked_sql(viewer.user_id))
+    out = {}
+    for c in rows:
+        placeholder = placeholders[c.pk]
+        content = contents.get(c.pk)
+        reply_to = None
+        target = _reply_target(c)
+        if c.reply_to_id is not None:
+            reply_to = {
+                "id": c.reply_to_id,
+                "author": None if target is None or _is_placeholder(viewer, target) else present_user(target.author),
+            }
+        out[c.pk] = {
+            "id": c.pk,
+            "subject_id": c.subject_id,
+            "reply_to_id": c.reply_to_id,
+            "root_id": c.root_id,
+            "depth": c.depth,
+            "floor": c.floor,
+            "author": None if placeholder else present_user(c.author),
+            "reply_to": reply_to,
+            "body": "" if placeholder or content is None else content[0],
+            "html": "" if placeholder or content is None else content[1],
+            "status": _shown_status(viewer, c, placeholder),
+            "visibility": c.visibility,
+            "pinned": c.pinned,
+            "featured": c.featured,
+            "like_count": like_state[c.pk][0] if c.pk in like_state else c.like_count,
+            "liked": like_state[c.pk][1] if c.pk in like_state else content is not None and content[2],
+            "reply_count": c.reply_count,
+            "created_at": c.created_at,
+            "edited_at": c.edited_at,
+        }
+    return out
+
+
+
+def _reply_target(c) -> rowsql.ReplyTarget | Comment | None:
+    """What ``c`` replies to: decoded with the row by ``rowsql`` (list rows, and comments read
+    by ``comment_for_viewer``), else loaded (a comment just created)."""
+    if c.reply_to_id is None:
+        return None
+    target = getattr(c, "reply_target", None)
+    return target if target is not None else c.reply_to
+
+
+def in_order(rows: list[Comment], shown: dict[int, dict]) -> list[dict]:
+    return [shown[c.pk] for c in rows]
