@@ -24,13 +24,14 @@ from comments.models import Site, Status, Subject, SubjectState, Visibility
 from comments.queries import Page, Viewer, decode_cursor, encode_cursor, present_comments, site_by_key
 
 _SUBJECT = connection.ops.quote_name(Subject._meta.db_table)
-_PUBLIC = f"c.status = '{Status.PUBLISHED}' AND c.visibility = '{Visibility.PUBLIC}'"
+_PUBLIC = rowsql.Sql(f"c.status = '{Status.PUBLISHED}' AND c.visibility = '{Visibility.PUBLIC}'")
+_NEWEST_FIRST = (("id", "desc"),)
 _MALFORMED = {"cursor": ["Malformed cursor."]}
 
 
-def _of_site(site_id: int, *, open_only: bool) -> tuple[str, list]:
+def _of_site(site_id: int, *, open_only: bool) -> rowsql.Sql:
     state = f" AND s.state = '{SubjectState.OPEN}'" if open_only else ""
-    return f"{_PUBLIC} AND c.subject_id IN (SELECT s.id FROM {_SUBJECT} s WHERE s.site_id = %s{state})", [site_id]
+    return _PUBLIC & rowsql.Sql(f"c.subject_id IN (SELECT s.id FROM {_SUBJECT} s WHERE s.site_id = %s{state})", (site_id,))
 
 
 def _subjects_of(rows) -> dict[int, dict]:
@@ -80,8 +81,7 @@ class FeedListing:
 def site_feed(site_key: str) -> FeedListing:
     """The site's newest ``FEEDS_ITEMS`` published public comments, across its subjects."""
     site = site_by_key(site_key)
-    where, params = _of_site(site.pk, open_only=False)
-    rows = rowsql.fetch(where, params, order="c.id DESC", limit=settings.FEEDS_ITEMS)
+    rows = rowsql.fetch(_of_site(site.pk, open_only=False), order=_NEWEST_FIRST, limit=settings.FEEDS_ITEMS)
     return FeedListing(site=site, subject=None, entries=_shown(rows))
 
 
@@ -90,7 +90,8 @@ def subject_feed(subject_id: int) -> FeedListing:
     subject = Subject.objects.select_related("site").filter(pk=subject_id).first()
     if subject is None:
         raise NotFound("Unknown subject.")
-    rows = rowsql.fetch(f"c.subject_id = %s AND {_PUBLIC}", [subject.pk], order="c.id DESC", limit=settings.FEEDS_ITEMS)
+    where = rowsql.Sql("c.subject_id = %s", (subject.pk,)) & _PUBLIC
+    rows = rowsql.fetch(where, order=_NEWEST_FIRST, limit=settings.FEEDS_ITEMS)
     return FeedListing(site=subject.site, subject=subject, entries=_shown(rows))
 
 
@@ -109,11 +110,11 @@ def _position(cursor: str | None, scope: str, keys: tuple[str, ...]) -> dict | N
 def recent_comments(site: Site, *, limit: int, cursor: str | None) -> Page:
     """The site's published public comments in open subjects, newest first."""
     scope = f"recent:{site.pk}"
-    where, params = _of_site(site.pk, open_only=True)
+    where = _of_site(site.pk, open_only=True)
     after = _position(cursor, scope, ("k",))
     if after is not None:
-        where, params = f"{where} AND c.id < %s", [*params, after["k"]]
-    rows = rowsql.fetch(where, params, order="c.id DESC", limit=limit + 1)
+        where &= rowsql.Sql("c.id < %s", (after["k"],))
+    rows = rowsql.fetch(where, order=_NEWEST_FIRST, limit=limit + 1)
     page = rows[:limit]
     next_cursor = encode_cursor(scope, {"k": page[-1].pk}) if len(rows) > limit else None
     return Page(items=_shown(page), next_cursor=next_cursor)
@@ -126,12 +127,14 @@ def top_comments(site: Site, *, days: int, limit: int, cursor: str | None) -> Pa
     scope = f"top:{site.pk}:{days}"
     position = _position(cursor, scope, ("l", "k", "since"))
     since = position["since"] if position else int((timezone.now() - timedelta(days=days)).timestamp())
-    where, params = _of_site(site.pk, open_only=True)
-    where, params = f"{where} AND c.created_at >= %s", [*params, rowsql.UNIX_EPOCH + timedelta(seconds=since)]
+    where = _of_site(site.pk, open_only=True) & rowsql.Sql(
+        "c.created_at >= %s", (rowsql.UNIX_EPOCH + timedelta(seconds=since),)
+    )
     if position is not None:
-        where += " AND (c.like_count < %s OR (c.like_count = %s AND c.id < %s))"
-        params += [position["l"], position["l"], position["k"]]
-    rows = rowsql.fetch(where, params, order="c.like_count DESC, c.id DESC", limit=limit + 1)
+        where &= rowsql.Sql(
+            "(c.like_count < %s OR (c.like_count = %s AND c.id < %s))", (position["l"], position["l"], position["k"])
+        )
+    rows = rowsql.fetch(where, order=(("like_count", "desc"), ("id", "desc")), limit=limit + 1)
     page = rows[:limit]
     next_cursor = None
     if len(rows) > limit:
