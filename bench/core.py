@@ -1140,6 +1140,16 @@ def render_report(bench: Bench, info: dict, verdict_list: list[Verdict], started
     return "\n".join(out)
 
 
+def write_marked_block(path: Path, start: str, end: str, block: str) -> None:
+    """Put ``block`` (which starts with ``start`` and ends with ``end``) in place of the text
+    between those markers in ``path``, or at its end when it has none (the benchmarks that own
+    a section of ``docs/benchmarks.md``)."""
+    text = path.read_text() if path.exists() else ""
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
+    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text)
+
+
 KEPT_BLOCK_RE = re.compile(r"<!-- (\w+):start -->.*?<!-- \1:end -->", re.S)
 
 

@@ -1,0 +1,392 @@
+"""The import of a big Disqus export for ``docs/benchmarks.md`` (its ``<!-- import:start -->``
+block): a generated export of ``--comments`` comments (``bench.disqus_export``: a thread per 50
+posts, an author per 20, half of them replies) imported into an empty site by
+``manage.py import_comments``, run as a child process: its wall time, its peak resident memory
+(the kernel's ``ru_maxrss`` of the child and the render processes it forks), its CPU, and the
+statements it sent per 1,000 comments; then the checks every import must pass, in SQL over the
+whole site (the reconcile finds no counter to fix, replies after the comments they answer,
+top-level ids in date order, floors 1..n), and, with ``--again``, the same file imported a
+second time (nothing may be added).
+
+    DJANGO_SECRET_KEY=bench DATABASE_URL=postgres://postgres@127.0.0.1:5432/import_bench \\
+    REDIS_URL=redis://127.0.0.1:6379/10 .venv/bin/python -m bench.imports --comments 1000000
+
+The database is created if missing and migrated. The site (``import-bench-<comments>``) must not
+exist yet: the figures are those of an import into an empty site, so use a fresh database or
+another ``--comments``. The export is written to ``var/bench/`` once and reused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+from bench.core import BASE_DIR, calibrate, configure, write_marked_block, cpu_sample, cpu_share
+
+BLOCK_START, BLOCK_END = "<!-- import:start -->", "<!-- import:end -->"
+TARGET_SECONDS, TARGET_RSS_MB = 600, 300
+COMMAND = (
+    "DJANGO_SECRET_KEY=bench DATABASE_URL=postgres://postgres@127.0.0.1:5432/import_bench "
+    "REDIS_URL=redis://127.0.0.1:6379/10 nice -n 0 .venv/bin/python -m bench.imports"
+)
+PHASES = ("stage", "place_threads", "sift_comments", "insert_comments")
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--comments", type=int, default=1_000_000, help="comments in the export (1,000,000)")
+    parser.add_argument("--workers", type=int, default=1, help="the import's --workers (1)")
+    parser.add_argument("--again", action="store_true", help="import the same file a second time (must add nothing)")
+    parser.add_argument("--output", default="docs/benchmarks.md", help="file with the block to replace; '-' for none")
+    parser.add_argument("--allow-sqlite", action="store_true")
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # JSON: what the child process runs
+    return parser.parse_args(argv)
+
+
+# --- the child: the import command, with its statements counted ----------------------------
+
+
+def child(spec: dict) -> None:
+    """Run ``import_comments`` as a person would, counting its statements (COPYs apart) and
+    timing its phases; the counts go to ``spec["stats"]`` as JSON."""
+    from django.core.management import call_command
+    from django.db import connection
+
+    from portability import services
+
+    statements: Counter = Counter()
+    phases: dict[str, float] = {}
+
+    def count(execute, sql, params, many, context):
+        statements[sql.split(None, 1)[0].upper()] += 1
+        return execute(sql, params, many, context)
+
+    copy = services.insert_rows
+
+    def counted_copy(model, columns, rows):
+        statements["COPY"] += 1
+        return copy(model, columns, rows)
+
+    services.insert_rows = counted_copy
+    for name in PHASES:
+        original = getattr(services._ImportJob, name)
+
+        def timed(self, *args, _original=original, _name=name):
+            started = time.monotonic()
+            try:
+                return _original(self, *args)
+            finally:
+                phases[_name] = time.monotonic() - started
+
+        setattr(services._ImportJob, name, timed)
+    # The cost of each batch of comments, in wall time and in CPU of this process and of the
+    # PostgreSQL backend serving it: the CPU figures do not depend on what else the machine runs.
+    connection.ensure_connection()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
+    batches = []
+    insert_batch = services._ImportJob._insert_batch
+
+    def measured_batch(self, rows, *, last):
+        before = (time.monotonic(), time.process_time(), _process_cpu(backend))
+        waiting = insert_batch(self, rows, last=last)
+        after = (time.monotonic(), time.process_time(), _process_cpu(backend))
+        batches.append([len(rows) - len(waiting), *(a - b for a, b in zip(after, before))])
+        return waiting
+
+    services._ImportJob._insert_batch = measured_batch
+    backend_start = _process_cpu(backend)
+    with connection.execute_wrapper(count):
+        call_command("import_comments", spec["file"], site=spec["site"], format="disqus", workers=spec["workers"])
+    stats = {"statements": statements, "phases": phases, "batches": batches, "backend_cpu": _process_cpu(backend) - backend_start}
+    Path(spec["stats"]).write_text(json.dumps(stats))
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process of this machine (the PostgreSQL backend)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_child(file: str, site: str, workers: int) -> dict:
+    """The import in a child process: its output (echoed), wall time, peak RSS and CPU."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
+        stats_path = handle.name
+    spec = {"file": file, "site": site, "workers": workers, "stats": stats_path}
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.imports", "--child", json.dumps(spec)],
+        cwd=BASE_DIR, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    lines = []
+    for line in proc.stdout:
+        print("  " + line.rstrip("\n"), flush=True)
+        lines.append(line.rstrip("\n"))
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"bench: the import failed (exit {proc.returncode})")
+    stats = json.loads(Path(stats_path).read_text())
+    os.unlink(stats_path)
+    return {
+        "wall": wall, "rss_mb": usage.ru_maxrss / 1024, "cpu": usage.ru_utime + usage.ru_stime,
+        "lines": lines, **stats,
+    }
+
+
+def spread(batches: list) -> dict:
+    """The cost per 1,000 comments of the first, middle and last tenth of the batches: flat
+    when the cost per comment does not grow with what is already imported."""
+    tenth = max(1, len(batches) // 10)
+    parts = {"first tenth": batches[:tenth], "middle tenth": batches[len(batches) // 2 - tenth // 2:][:tenth], "last tenth": batches[-tenth:]}
+    out = {}
+    for name, part in parts.items():
+        count = sum(b[0] for b in part) or 1
+        out[name] = (count, *(sum(b[i] for b in part) / count * 1000 for i in (1, 2, 3)))
+    return out
+
+
+# --- checks over the imported site ----------------------------------------------------------
+
+
+def check(site) -> dict:
+    """What every import must leave, checked set-based over the whole site."""
+    from django.db import connection
+
+    from comments.models import Subject
+    from comments.services import subject_reconcile_counters
+
+    out = {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*), count(*) FILTER (WHERE c.depth = 0), count(*) FILTER (WHERE p.id IS NOT NULL AND p.id >= c.id), "
+            "count(*) FILTER (WHERE c.reply_to_id IS NOT NULL AND p.subject_id <> c.subject_id) "
+            "FROM comment_index c JOIN comment_subject s ON s.id = c.subject_id LEFT JOIN comment_index p ON p.id = c.reply_to_id "
+            "WHERE s.site_id = %s",
+            [site.pk],
+        )
+        out["comments"], out["top_level"], out["reply_before_parent"], out["reply_across_subjects"] = cursor.fetchone()
+        # Top-level comments: ids in date order and floors 1..n per subject; replies: floors
+        # 1..n per thread, in id order.
+        cursor.execute(
+            "SELECT count(*) FILTER (WHERE prev_at > created_at), count(*) FILTER (WHERE floor <> n) FROM ("
+            "SELECT c.created_at, c.floor, lag(c.created_at) OVER w AS prev_at, row_number() OVER w AS n "
+            "FROM comment_index c JOIN comment_subject s ON s.id = c.subject_id WHERE s.site_id = %s AND c.depth = 0 "
+            "WINDOW w AS (PARTITION BY c.subject_id ORDER BY c.id)) t",
+            [site.pk],
+        )
+        out["top_level_out_of_date_order"], out["top_level_floor_gaps"] = cursor.fetchone()
+        cursor.execute(
+            "SELECT count(*) FILTER (WHERE floor <> n) FROM (SELECT c.floor, row_number() OVER "
+            "(PARTITION BY c.root_id ORDER BY c.id) AS n FROM comment_index c JOIN comment_subject s ON s.id = c.subject_id "
+            "WHERE s.site_id = %s AND c.root_id IS NOT NULL) t",
+            [site.pk],
+        )
+        out["reply_floor_gaps"] = cursor.fetchone()[0]
+    fixed = 0
+    subjects = list(Subject.objects.filter(site=site).values_list("pk", flat=True))
+    for subject_id in subjects:
+        report = subject_reconcile_counters(subject_id=subject_id)
+        fixed += bool(report.fixed_subject or report.fixed_comments)
+    out["subjects"], out["subjects_reconciled"] = len(subjects), fixed
+    return out
+
+
+# --- the report -----------------------------------------------------------------------------
+
+
+def write_block(path: Path, block: str) -> None:
+    write_marked_block(path, BLOCK_START, BLOCK_END, block)
+
+
+def _postgres() -> str:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT version()")
+        version = cursor.fetchone()[0].split(" on ")[0]
+        settings = []
+        for name in ("shared_buffers", "work_mem", "synchronous_commit"):
+            cursor.execute(f"SHOW {name}")
+            settings.append(f"{name}={cursor.fetchone()[0]}")
+    return f"{version} ({', '.join(settings)}) on the same machine, over TCP"
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if args.child:
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+        import django
+
+        django.setup()
+        child(json.loads(args.child))
+        return 0
+    configure(args)
+    from django.core.management import call_command
+
+    from bench.core import code_version, machine
+    from bench.disqus_export import write_disqus_export
+    from comments.models import Site
+
+    call_command("migrate", verbosity=0)
+    key = f"import-bench-{args.comments}"
+    if Site.objects.filter(key=key).exists():
+        raise SystemExit(f"bench: site {key!r} exists (an earlier run): use a fresh database or another --comments")
+    export = BASE_DIR / "var" / "bench" / f"disqus-{args.comments}.xml"
+    if not export.exists():
+        export.parent.mkdir(parents=True, exist_ok=True)
+        print(f"bench: writing a Disqus export of {args.comments:,} comments to {export}", flush=True)
+        started = time.monotonic()
+        write_disqus_export(str(export) + ".part", comments=args.comments)
+        os.replace(str(export) + ".part", export)
+        print(f"  written in {time.monotonic() - started:.0f} s", flush=True)
+    size_mb = export.stat().st_size / 1e6
+    call_command("create_site", key, name=f"Import bench, {args.comments:,} comments")
+    site = Site.objects.get(key=key)
+
+    started_at = datetime.now(timezone.utc)
+    info = machine()
+    load_start, calibration_start = _load(), calibrate()
+    cpu_before = cpu_sample()
+    command = f"manage.py import_comments --site {key} --format disqus {export.relative_to(BASE_DIR)}" + (
+        f" --workers {args.workers}" if args.workers != 1 else ""
+    )
+    print(f"bench: {command} (load average {load_start})", flush=True)
+    first = run_child(str(export), key, args.workers)
+    share = cpu_share(cpu_before, cpu_sample())
+    print(f"  wall {first['wall']:.1f} s, peak RSS {first['rss_mb']:.0f} MB, CPU {first['cpu']:.1f} s, "
+          f"PostgreSQL backend CPU {first['backend_cpu']:.1f} s; phases "
+          + ", ".join(f"{k} {v:.1f} s" for k, v in first["phases"].items()) + f"; statements {dict(first['statements'])}", flush=True)
+    for name, (count, wall, cpu, db) in spread(first["batches"]).items():
+        print(f"  {name}: {count:,} comments, per 1,000: wall {wall:.2f} s, CPU {cpu:.2f} s, PostgreSQL CPU {db:.2f} s", flush=True)
+    load_end = _load()
+    print("bench: checking the imported site", flush=True)
+    checked = check(site)
+    print("  " + json.dumps(checked), flush=True)
+    again = None
+    if args.again:
+        print("bench: the same file again", flush=True)
+        again = run_child(str(export), key, args.workers)
+    calibration_end = calibrate()
+
+    n = checked["comments"]
+    statements = Counter(first["statements"])
+    per_thousand = sum(statements.values()) / max(n, 1) * 1000
+    imported_again = None
+    if again is not None:
+        found = [re.search(r"comments imported: ([\d,]+)", line) for line in again["lines"]]
+        imported_again = next((int(m.group(1).replace(",", "")) for m in found if m), None)
+    verdicts = [
+        (f"the import of {args.comments:,} comments < {TARGET_SECONDS // 60} minutes", f"{first['wall'] / 60:.1f} min",
+         first["wall"] < TARGET_SECONDS),
+        (f"peak RSS < {TARGET_RSS_MB} MB", f"{first['rss_mb']:.0f} MB", first["rss_mb"] < TARGET_RSS_MB),
+        ("every comment imported, tree, floors and counters right",
+         f"{n:,} comments; reconcile fixed {checked['subjects_reconciled']} of {checked['subjects']:,} subjects; "
+         f"{checked['reply_before_parent'] + checked['reply_across_subjects'] + checked['top_level_out_of_date_order'] + checked['top_level_floor_gaps'] + checked['reply_floor_gaps']} tree or floor faults",
+         n == args.comments and not checked["subjects_reconciled"]
+         and not any(checked[k] for k in ("reply_before_parent", "reply_across_subjects", "top_level_out_of_date_order",
+                                           "top_level_floor_gaps", "reply_floor_gaps"))),
+    ]
+    if again is not None:
+        verdicts.append(("importing the same file again adds nothing", f"{imported_again} comments imported", imported_again == 0))
+    for target, measured, ok in verdicts:
+        print(f"{'PASS' if ok else 'FAIL'}  {target}: {measured}")
+
+    summary = [line for line in first["lines"] if not line.startswith(("reading:", "importing:"))]
+    phases = first["phases"]
+    phase_names = {
+        "stage": "reading the file into the staging table", "place_threads": "threads to subjects",
+        "sift_comments": "duplicates, known items, orphans, early replies", "insert_comments": "inserting the comments",
+    }
+    flags = f" --workers {args.workers}" if args.workers != 1 else ""
+    block = [
+        BLOCK_START,
+        "## Import",
+        "",
+        f"Generated by `bench/imports.py` on {started_at.strftime('%Y-%m-%d %H:%M UTC')}; re-run the command to refresh this section.",
+        "",
+        "```sh",
+        f"{COMMAND} --comments {args.comments}{flags}{' --again' if args.again else ''}",
+        "```",
+        "",
+        f"- {info.get('nproc')} CPUs ({info.get('cpu', '?')}), {info.get('memory', '?')}; Python {info.get('python')}; "
+        f"{_postgres()}",
+        f"- code measured: {code_version()}",
+        f"- load average at the start {load_start}, at the end {load_end}; Python speed check (bench/core.py's "
+        f"`calibrate()`): {calibration_start:.0f} ms before, {calibration_end:.0f} ms after",
+        f"- CPU during the import: {share}",
+        "",
+        f"The export: `bench.disqus_export` with {args.comments:,} posts ({size_mb:,.0f} MB of XML): "
+        f"{max(1, args.comments // 50):,} threads, {max(1, args.comments // 20):,} authors (40% guests), half the posts "
+        "replies in conversation chains, 1% deleted, 0.5% spam, one reply in a thousand dated before its parent, HTML "
+        "messages of one to four paragraphs. The import: "
+        f"`{command}` into an empty site, in a child process.",
+        "",
+        "| what | figure |",
+        "|---|---:|",
+        f"| wall time | {first['wall']:.0f} s ({first['wall'] / 60:.1f} min) |",
+        f"| comments per second | {n / first['wall']:,.0f} |",
+        f"| peak RSS (the command{' and its render processes' if args.workers > 1 else ''}) | {first['rss_mb']:.0f} MB |",
+        f"| CPU of the command (user + system) | {first['cpu']:.0f} s |",
+        *[f"| {phase_names[p]} | {phases[p]:.0f} s |" for p in PHASES if p in phases],
+        f"| statements per 1,000 comments (COPYs included) | {per_thousand:.1f} |",
+        f"| statements in all | {', '.join(f'{k} {v:,}' for k, v in statements.most_common())} |",
+    ]
+    if again is not None:
+        block += [
+            f"| the same file again: wall time | {again['wall']:.0f} s |",
+            f"| the same file again: peak RSS | {again['rss_mb']:.0f} MB |",
+        ]
+    block += [
+        "",
+        "The command's summary:",
+        "",
+        "```",
+        *summary,
+        "```",
+        "",
+        "### Targets",
+        "",
+        "| target | measured | result |",
+        "|---|---|---|",
+        *[f"| {t} | {m} | {'PASS' if ok else '**FAIL**'} |" for t, m, ok in verdicts],
+        "",
+        "<!-- import-notes:start -->",
+        NOTES_PLACEHOLDER,
+        "<!-- import-notes:end -->",
+        BLOCK_END,
+    ]
+    text = "\n".join(block)
+    if args.output != "-":
+        path = BASE_DIR / args.output
+        kept = re.search(r"<!-- import-notes:start -->.*?<!-- import-notes:end -->", path.read_text() if path.exists() else "", re.S)
+        if kept:
+            text = re.sub(r"<!-- import-notes:start -->.*?<!-- import-notes:end -->", lambda _: kept.group(0), text, flags=re.S)
+        write_block(path, text)
+        print(f"bench: wrote the import block of {args.output}")
+    return 0 if all(ok for _, _, ok in verdicts) else 1
+
+
+NOTES_PLACEHOLDER = "Notes: (hand-written; kept when the command rewrites the block)"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
