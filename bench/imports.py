@@ -3,9 +3,11 @@ block): a generated export of ``--comments`` comments (``bench.disqus_export``: 
 posts, an author per 20, half of them replies) imported into an empty site by
 ``manage.py import_comments``, run as a child process: its wall time, its peak resident memory
 (the kernel's ``ru_maxrss`` of the child and the render processes it forks), its CPU, and the
-statements it sent per 1,000 comments; then the checks every import must pass, in SQL over the
-whole site (the reconcile finds no counter to fix, replies after the comments they answer,
-top-level ids in date order, floors 1..n), and, with ``--again``, the same file imported a
+statements it sent per 1,000 comments; then the checks every import must pass: in SQL over the
+whole site, replies after the comments they answer, top-level ids in date order, floors 1..n,
+every subject's counts and every comment's reply count; and the repository's reconcile (every
+counter, descendants included) on the 100 biggest subjects and 100 others drawn at random (on
+all 20,000 it would take longer than the import). With ``--again``, the same file is imported a
 second time (nothing may be added).
 
     DJANGO_SECRET_KEY=bench DATABASE_URL=postgres://postgres@127.0.0.1:5432/import_bench \\
@@ -13,7 +15,8 @@ second time (nothing may be added).
 
 The database is created if missing and migrated. The site (``import-bench-<comments>``) must not
 exist yet: the figures are those of an import into an empty site, so use a fresh database or
-another ``--comments``. The export is written to ``var/bench/`` once and reused.
+another ``--comments``. The export is written to ``var/bench/`` once and reused, and so are the
+run's figures: ``--report`` checks the site again and rewrites the block from them.
 """
 
 from __future__ import annotations
@@ -30,13 +33,18 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench.core import BASE_DIR, calibrate, configure, write_marked_block, cpu_sample, cpu_share
+from bench.core import BASE_DIR, calibrate, configure, cpu_sample, write_marked_block
 
 BLOCK_START, BLOCK_END = "<!-- import:start -->", "<!-- import:end -->"
 TARGET_SECONDS, TARGET_RSS_MB = 600, 300
 COMMAND = (
     "DJANGO_SECRET_KEY=bench DATABASE_URL=postgres://postgres@127.0.0.1:5432/import_bench "
     "REDIS_URL=redis://127.0.0.1:6379/10 nice -n 0 .venv/bin/python -m bench.imports"
+)
+RECONCILED = 200  # subjects the reconcile runs on: the biggest half, a random half
+FAULTS = (
+    "reply_before_parent", "reply_across_subjects", "top_level_out_of_date_order", "top_level_floor_gaps",
+    "reply_floor_gaps", "subject_counter_faults", "reply_count_faults", "subjects_fixed",
 )
 PHASES = ("stage", "place_threads", "sift_comments", "insert_comments")
 
@@ -47,6 +55,10 @@ def parse_args(argv=None):
     parser.add_argument("--workers", type=int, default=1, help="the import's --workers (1)")
     parser.add_argument("--again", action="store_true", help="import the same file a second time (must add nothing)")
     parser.add_argument("--output", default="docs/benchmarks.md", help="file with the block to replace; '-' for none")
+    parser.add_argument(
+        "--report", action="store_true",
+        help="no import: check the site of the last run and write the block from its saved figures (var/bench/)",
+    )
     parser.add_argument("--allow-sqlite", action="store_true")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # JSON: what the child process runs
     return parser.parse_args(argv)
@@ -148,6 +160,19 @@ def run_child(file: str, site: str, workers: int) -> dict:
     }
 
 
+def import_share(before, after, spent: float) -> str:
+    """How busy the machine's CPUs were during the import, and how much of that the import
+    (the command, its render processes and its PostgreSQL backend: ``spent`` seconds) was."""
+    if not before or not after:
+        return "unknown"
+    total, idle, _ = (a - b for a, b in zip(after, before))
+    busy = total - idle
+    return (
+        f"{busy / total:.0%} of all CPUs busy: the import (the command, its render processes, its PostgreSQL backend) "
+        f"{spent / total:.0%}, everything else (other users of the machine) {max(0.0, busy - spent) / total:.0%}"
+    )
+
+
 def spread(batches: list) -> dict:
     """The cost per 1,000 comments of the first, middle and last tenth of the batches: flat
     when the cost per comment does not grow with what is already imported."""
@@ -197,12 +222,38 @@ def check(site) -> dict:
             [site.pk],
         )
         out["reply_floor_gaps"] = cursor.fetchone()[0]
+        # Every subject's and every comment's reply counters against the rows (the descendant
+        # counts, a subtree each, are left to the reconcile below).
+        counted = "c.status = 'published' AND c.visibility = 'public'"
+        cursor.execute(
+            f"SELECT count(*) FROM comment_subject s LEFT JOIN (SELECT c.subject_id, count(*) AS n, "
+            f"count(*) FILTER (WHERE c.depth = 0) AS r FROM comment_index c JOIN comment_subject s ON s.id = c.subject_id "
+            f"WHERE s.site_id = %s AND {counted} GROUP BY c.subject_id) t ON t.subject_id = s.id "
+            "WHERE s.site_id = %s AND (s.comment_count <> coalesce(t.n, 0) OR s.root_count <> coalesce(t.r, 0))",
+            [site.pk, site.pk],
+        )
+        out["subject_counter_faults"] = cursor.fetchone()[0]
+        cursor.execute(
+            f"SELECT count(*) FROM comment_index a JOIN comment_subject s ON s.id = a.subject_id LEFT JOIN ("
+            f"SELECT coalesce(CASE WHEN c.root_id = c.reply_to_id THEN c.root_id END, c.reply_to_id) AS id, count(*) AS n "
+            f"FROM comment_index c JOIN comment_subject s ON s.id = c.subject_id WHERE s.site_id = %s AND {counted} "
+            f"AND c.reply_to_id IS NOT NULL AND c.depth > 0 GROUP BY 1) direct ON direct.id = a.id LEFT JOIN ("
+            f"SELECT c.root_id AS id, count(*) AS n FROM comment_index c JOIN comment_subject s ON s.id = c.subject_id "
+            f"WHERE s.site_id = %s AND {counted} AND c.root_id IS NOT NULL GROUP BY 1) thread ON thread.id = a.id "
+            "WHERE s.site_id = %s AND a.reply_count <> CASE WHEN a.depth = 0 THEN coalesce(thread.n, 0) ELSE coalesce(direct.n, 0) END",
+            [site.pk, site.pk, site.pk],
+        )
+        out["reply_count_faults"] = cursor.fetchone()[0]
+    # The repository's own reconcile (every counter, descendants included) on the biggest
+    # subjects and a random sample of the others: all of them would take longer than the import.
+    subjects = Subject.objects.filter(site=site)
+    biggest = list(subjects.order_by("-comment_count").values_list("pk", flat=True)[:RECONCILED // 2])
+    sample = list(subjects.exclude(pk__in=biggest).order_by("?").values_list("pk", flat=True)[:RECONCILED // 2])
     fixed = 0
-    subjects = list(Subject.objects.filter(site=site).values_list("pk", flat=True))
-    for subject_id in subjects:
+    for subject_id in biggest + sample:
         report = subject_reconcile_counters(subject_id=subject_id)
         fixed += bool(report.fixed_subject or report.fixed_comments)
-    out["subjects"], out["subjects_reconciled"] = len(subjects), fixed
+    out["subjects"], out["subjects_reconciled"], out["subjects_fixed"] = subjects.count(), len(biggest + sample), fixed
     return out
 
 
@@ -242,14 +293,28 @@ def main(argv=None) -> int:
     configure(args)
     from django.core.management import call_command
 
-    from bench.core import code_version, machine
-    from bench.disqus_export import write_disqus_export
     from comments.models import Site
 
     call_command("migrate", verbosity=0)
     key = f"import-bench-{args.comments}"
-    if Site.objects.filter(key=key).exists():
-        raise SystemExit(f"bench: site {key!r} exists (an earlier run): use a fresh database or another --comments")
+    saved = BASE_DIR / "var" / "bench" / f"import-{args.comments}.json"
+    if args.report:
+        run = json.loads(saved.read_text())
+    else:
+        if Site.objects.filter(key=key).exists():
+            raise SystemExit(f"bench: site {key!r} exists (an earlier run): use a fresh database or another --comments")
+        run = measure(args, key)
+        saved.write_text(json.dumps(run))
+    return report(args, run, Site.objects.get(key=key))
+
+
+def measure(args, key: str) -> dict:
+    """Write the export if missing, import it into a new site: the run's figures."""
+    from django.core.management import call_command
+
+    from bench.core import code_version, machine
+    from bench.disqus_export import write_disqus_export
+
     export = BASE_DIR / "var" / "bench" / f"disqus-{args.comments}.xml"
     if not export.exists():
         export.parent.mkdir(parents=True, exist_ok=True)
@@ -258,35 +323,37 @@ def main(argv=None) -> int:
         write_disqus_export(str(export) + ".part", comments=args.comments)
         os.replace(str(export) + ".part", export)
         print(f"  written in {time.monotonic() - started:.0f} s", flush=True)
-    size_mb = export.stat().st_size / 1e6
     call_command("create_site", key, name=f"Import bench, {args.comments:,} comments")
-    site = Site.objects.get(key=key)
-
-    started_at = datetime.now(timezone.utc)
-    info = machine()
-    load_start, calibration_start = _load(), calibrate()
+    run = {
+        "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
+        "postgres": _postgres(), "code": code_version(), "size_mb": export.stat().st_size / 1e6,
+        "workers": args.workers, "load_start": _load(), "calibration_start": calibrate(),
+        "command": f"manage.py import_comments --site {key} --format disqus {export.relative_to(BASE_DIR)}"
+        + (f" --workers {args.workers}" if args.workers != 1 else ""),
+    }
     cpu_before = cpu_sample()
-    command = f"manage.py import_comments --site {key} --format disqus {export.relative_to(BASE_DIR)}" + (
-        f" --workers {args.workers}" if args.workers != 1 else ""
-    )
-    print(f"bench: {command} (load average {load_start})", flush=True)
-    first = run_child(str(export), key, args.workers)
-    share = cpu_share(cpu_before, cpu_sample())
+    print(f"bench: {run['command']} (load average {run['load_start']})", flush=True)
+    run["first"] = run_child(str(export), key, args.workers)
+    first = run["first"]
+    run["share"], run["load_end"] = import_share(cpu_before, cpu_sample(), first["cpu"] + first["backend_cpu"]), _load()
     print(f"  wall {first['wall']:.1f} s, peak RSS {first['rss_mb']:.0f} MB, CPU {first['cpu']:.1f} s, "
           f"PostgreSQL backend CPU {first['backend_cpu']:.1f} s; phases "
           + ", ".join(f"{k} {v:.1f} s" for k, v in first["phases"].items()) + f"; statements {dict(first['statements'])}", flush=True)
     for name, (count, wall, cpu, db) in spread(first["batches"]).items():
         print(f"  {name}: {count:,} comments, per 1,000: wall {wall:.2f} s, CPU {cpu:.2f} s, PostgreSQL CPU {db:.2f} s", flush=True)
-    load_end = _load()
+    if args.again:
+        print("bench: the same file again", flush=True)
+        run["again"] = run_child(str(export), key, args.workers)
+    run["calibration_end"] = calibrate()
+    return run
+
+
+def report(args, run: dict, site) -> int:
+    """Check the imported site; print the verdicts and write the block."""
     print("bench: checking the imported site", flush=True)
     checked = check(site)
     print("  " + json.dumps(checked), flush=True)
-    again = None
-    if args.again:
-        print("bench: the same file again", flush=True)
-        again = run_child(str(export), key, args.workers)
-    calibration_end = calibrate()
-
+    first, again = run["first"], run.get("again")
     n = checked["comments"]
     statements = Counter(first["statements"])
     per_thousand = sum(statements.values()) / max(n, 1) * 1000
@@ -294,16 +361,15 @@ def main(argv=None) -> int:
     if again is not None:
         found = [re.search(r"comments imported: ([\d,]+)", line) for line in again["lines"]]
         imported_again = next((int(m.group(1).replace(",", "")) for m in found if m), None)
+    faults = sum(checked[k] for k in FAULTS)
     verdicts = [
         (f"the import of {args.comments:,} comments < {TARGET_SECONDS // 60} minutes", f"{first['wall'] / 60:.1f} min",
          first["wall"] < TARGET_SECONDS),
         (f"peak RSS < {TARGET_RSS_MB} MB", f"{first['rss_mb']:.0f} MB", first["rss_mb"] < TARGET_RSS_MB),
-        ("every comment imported, tree, floors and counters right",
-         f"{n:,} comments; reconcile fixed {checked['subjects_reconciled']} of {checked['subjects']:,} subjects; "
-         f"{checked['reply_before_parent'] + checked['reply_across_subjects'] + checked['top_level_out_of_date_order'] + checked['top_level_floor_gaps'] + checked['reply_floor_gaps']} tree or floor faults",
-         n == args.comments and not checked["subjects_reconciled"]
-         and not any(checked[k] for k in ("reply_before_parent", "reply_across_subjects", "top_level_out_of_date_order",
-                                           "top_level_floor_gaps", "reply_floor_gaps"))),
+        ("every comment imported; tree, floors and counters right",
+         f"{n:,} comments; {faults} faults (" + ", ".join(f"{k.replace('_', ' ')} {checked[k]}" for k in FAULTS)
+         + f"; the reconcile ran on {checked['subjects_reconciled']} of {checked['subjects']:,} subjects)",
+         n == args.comments and not faults),
     ]
     if again is not None:
         verdicts.append(("importing the same file again adds nothing", f"{imported_again} comments imported", imported_again == 0))
@@ -316,39 +382,43 @@ def main(argv=None) -> int:
         "stage": "reading the file into the staging table", "place_threads": "threads to subjects",
         "sift_comments": "duplicates, known items, orphans, early replies", "insert_comments": "inserting the comments",
     }
-    flags = f" --workers {args.workers}" if args.workers != 1 else ""
+    info = run["machine"]
+    flags = f" --workers {run['workers']}" if run["workers"] != 1 else ""
+    rss_of = "the command and its render processes" if run["workers"] > 1 else "the command"
     block = [
         BLOCK_START,
         "## Import",
         "",
-        f"Generated by `bench/imports.py` on {started_at.strftime('%Y-%m-%d %H:%M UTC')}; re-run the command to refresh this section.",
+        f"Generated by `bench/imports.py` on {run['started_at']}; re-run the command to refresh this section.",
         "",
         "```sh",
-        f"{COMMAND} --comments {args.comments}{flags}{' --again' if args.again else ''}",
+        f"{COMMAND} --comments {args.comments}{flags}{' --again' if again is not None else ''}",
         "```",
         "",
         f"- {info.get('nproc')} CPUs ({info.get('cpu', '?')}), {info.get('memory', '?')}; Python {info.get('python')}; "
-        f"{_postgres()}",
-        f"- code measured: {code_version()}",
-        f"- load average at the start {load_start}, at the end {load_end}; Python speed check (bench/core.py's "
-        f"`calibrate()`): {calibration_start:.0f} ms before, {calibration_end:.0f} ms after",
-        f"- CPU during the import: {share}",
+        f"{run['postgres']}",
+        f"- code measured: {run['code']}",
+        f"- load average at the start {run['load_start']}, at the end {run['load_end']}; Python speed check (bench/core.py's "
+        f"`calibrate()`): {run['calibration_start']:.0f} ms before, {run['calibration_end']:.0f} ms after",
+        f"- CPU during the import: {run['share']}",
         "",
-        f"The export: `bench.disqus_export` with {args.comments:,} posts ({size_mb:,.0f} MB of XML): "
+        f"The export: `bench.disqus_export` with {args.comments:,} posts ({run['size_mb']:,.0f} MB of XML): "
         f"{max(1, args.comments // 50):,} threads, {max(1, args.comments // 20):,} authors (40% guests), half the posts "
         "replies in conversation chains, 1% deleted, 0.5% spam, one reply in a thousand dated before its parent, HTML "
-        "messages of one to four paragraphs. The import: "
-        f"`{command}` into an empty site, in a child process.",
+        f"messages of one to four paragraphs. The import: `{run['command']}` into an empty site, in a child process.",
         "",
         "| what | figure |",
         "|---|---:|",
         f"| wall time | {first['wall']:.0f} s ({first['wall'] / 60:.1f} min) |",
         f"| comments per second | {n / first['wall']:,.0f} |",
-        f"| peak RSS (the command{' and its render processes' if args.workers > 1 else ''}) | {first['rss_mb']:.0f} MB |",
-        f"| CPU of the command (user + system) | {first['cpu']:.0f} s |",
-        *[f"| {phase_names[p]} | {phases[p]:.0f} s |" for p in PHASES if p in phases],
+        f"| peak RSS ({rss_of}) | {first['rss_mb']:.0f} MB |",
+        f"| CPU of {rss_of} (user + system) | {first['cpu']:.0f} s |",
+        f"| CPU of the PostgreSQL backend serving it | {first['backend_cpu']:.0f} s |",
+        *[f"| {phase_names[p]} (wall) | {phases[p]:.0f} s |" for p in PHASES if p in phases],
         f"| statements per 1,000 comments (COPYs included) | {per_thousand:.1f} |",
         f"| statements in all | {', '.join(f'{k} {v:,}' for k, v in statements.most_common())} |",
+        *[f"| per 1,000 comments, {name} of the batches: wall, CPU, PostgreSQL CPU | {wall:.2f} s, {cpu:.2f} s, {db:.2f} s |"
+          for name, (_, wall, cpu, db) in spread(first["batches"]).items()],
     ]
     if again is not None:
         block += [
