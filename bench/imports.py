@@ -33,7 +33,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench.core import BASE_DIR, calibrate, configure, cpu_sample, write_marked_block
+from bench.core import BASE_DIR, calibrate, configure, cpu_sample, cpu_share, write_marked_block
 
 BLOCK_START, BLOCK_END = "<!-- import:start -->", "<!-- import:end -->"
 TARGET_SECONDS, TARGET_RSS_MB = 600, 300
@@ -158,19 +158,6 @@ def run_child(file: str, site: str, workers: int) -> dict:
         "wall": wall, "rss_mb": usage.ru_maxrss / 1024, "cpu": usage.ru_utime + usage.ru_stime,
         "lines": lines, **stats,
     }
-
-
-def import_share(before, after, spent: float) -> str:
-    """How busy the machine's CPUs were during the import, and how much of that the import
-    (the command, its render processes and its PostgreSQL backend: ``spent`` seconds) was."""
-    if not before or not after:
-        return "unknown"
-    total, idle, _ = (a - b for a, b in zip(after, before))
-    busy = total - idle
-    return (
-        f"{busy / total:.0%} of all CPUs busy: the import (the command, its render processes, its PostgreSQL backend) "
-        f"{spent / total:.0%}, everything else (other users of the machine) {max(0.0, busy - spent) / total:.0%}"
-    )
 
 
 def spread(batches: list) -> dict:
@@ -335,7 +322,11 @@ def measure(args, key: str) -> dict:
     print(f"bench: {run['command']} (load average {run['load_start']})", flush=True)
     run["first"] = run_child(str(export), key, args.workers)
     first = run["first"]
-    run["share"], run["load_end"] = import_share(cpu_before, cpu_sample(), first["cpu"] + first["backend_cpu"]), _load()
+    run["share"] = cpu_share(
+        cpu_before, cpu_sample(), own=first["cpu"] + first["backend_cpu"],
+        own_label="the import (the command, its render processes, its PostgreSQL backend)", others_label="other users of the machine",
+    )
+    run["load_end"] = _load()
     print(f"  wall {first['wall']:.1f} s, peak RSS {first['rss_mb']:.0f} MB, CPU {first['cpu']:.1f} s, "
           f"PostgreSQL backend CPU {first['backend_cpu']:.1f} s; phases "
           + ", ".join(f"{k} {v:.1f} s" for k, v in first["phases"].items()) + f"; statements {dict(first['statements'])}", flush=True)
