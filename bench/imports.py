@@ -22,6 +22,7 @@ run's figures: ``--report`` checks the site again and rewrites the block from th
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
 import re
@@ -59,6 +60,7 @@ def parse_args(argv=None):
         "--report", action="store_true",
         help="no import: check the site of the last run and write the block from its saved figures (var/bench/)",
     )
+    parser.add_argument("--profile", action="store_true", help="profile the command's CPU (var/bench/import-N.prof)")
     parser.add_argument("--allow-sqlite", action="store_true")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # JSON: what the child process runs
     return parser.parse_args(argv)
@@ -119,7 +121,13 @@ def child(spec: dict) -> None:
     services._ImportJob._insert_batch = measured_batch
     backend_start = _process_cpu(backend)
     with connection.execute_wrapper(count):
-        call_command("import_comments", spec["file"], site=spec["site"], format="disqus", workers=spec["workers"])
+        if spec.get("profile"):
+            # CPU time, not wall time: on a shared machine the wall clock mostly measures the others.
+            profiler = cProfile.Profile(time.process_time)
+            profiler.runcall(call_command, "import_comments", spec["file"], site=spec["site"], format="disqus", workers=spec["workers"])
+            profiler.dump_stats(spec["profile"])
+        else:
+            call_command("import_comments", spec["file"], site=spec["site"], format="disqus", workers=spec["workers"])
     stats = {"statements": statements, "phases": phases, "batches": batches, "backend_cpu": _process_cpu(backend) - backend_start}
     Path(spec["stats"]).write_text(json.dumps(stats))
 
@@ -133,11 +141,11 @@ def _process_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_child(file: str, site: str, workers: int) -> dict:
+def run_child(file: str, site: str, workers: int, profile: str = "") -> dict:
     """The import in a child process: its output (echoed), wall time, peak RSS and CPU."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
         stats_path = handle.name
-    spec = {"file": file, "site": site, "workers": workers, "stats": stats_path}
+    spec = {"file": file, "site": site, "workers": workers, "stats": stats_path, "profile": profile}
     started = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench.imports", "--child", json.dumps(spec)],
@@ -158,6 +166,34 @@ def run_child(file: str, site: str, workers: int) -> dict:
         "wall": wall, "rss_mb": usage.ru_maxrss / 1024, "cpu": usage.ru_utime + usage.ru_stime,
         "lines": lines, **stats,
     }
+
+
+PROFILED = {  # where the command's CPU goes: label -> (file, function) as the profile names them
+    "staging: reading the XML and COPY into the staging table": ("services.py", "stage"),
+    "of which the Disqus reader (lxml)": ("disqus.py", "records"),
+    "HTML to Markdown (nh3, portability.markup)": ("markup.py", "to_markdown"),
+    "Markdown to HTML (markdown-it-py, nh3: comments.rendering)": ("rendering.py", "render_markdown"),
+    "inserting the batches (ids, tree, floors, counters, COPY)": ("services.py", "_insert_batch"),
+    "reading staged rows back": ("services.py", "_next_staged"),
+}
+
+
+def profile_summary(path: str) -> list[str]:
+    """The command's CPU by part, from its profile (cumulative CPU seconds of each part's
+    function, render processes excluded)."""
+    import pstats
+
+    stats = pstats.Stats(path).stats
+
+    def cumulative(file: str, function: str) -> float:
+        return sum(c for (f, _, name), (_, _, _, c, _) in stats.items() if name == function and os.path.basename(f) == file)
+
+    total = cumulative("__init__.py", "call_command")
+    lines = [f"profile (CPU seconds of the command's process): {total:.0f} s in all"]
+    for label, (file, function) in PROFILED.items():
+        seconds = cumulative(file, function)
+        lines.append(f"{label}: {seconds:.1f} s ({seconds / total:.0%})" if total else f"{label}: {seconds:.1f} s")
+    return lines
 
 
 def spread(batches: list) -> dict:
@@ -264,6 +300,10 @@ def _postgres() -> str:
     return f"{version} ({', '.join(settings)}) on the same machine, over TCP"
 
 
+def _ms(value) -> str:
+    return "not recorded" if value is None else f"{value:.0f} ms"
+
+
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -320,7 +360,8 @@ def measure(args, key: str) -> dict:
     }
     cpu_before = cpu_sample()
     print(f"bench: {run['command']} (load average {run['load_start']})", flush=True)
-    run["first"] = run_child(str(export), key, args.workers)
+    profile = str(BASE_DIR / "var" / "bench" / f"import-{args.comments}.prof") if args.profile else ""
+    run["first"] = run_child(str(export), key, args.workers, profile)
     first = run["first"]
     run["share"] = cpu_share(
         cpu_before, cpu_sample(), own=first["cpu"] + first["backend_cpu"],
@@ -332,6 +373,9 @@ def measure(args, key: str) -> dict:
           + ", ".join(f"{k} {v:.1f} s" for k, v in first["phases"].items()) + f"; statements {dict(first['statements'])}", flush=True)
     for name, (count, wall, cpu, db) in spread(first["batches"]).items():
         print(f"  {name}: {count:,} comments, per 1,000: wall {wall:.2f} s, CPU {cpu:.2f} s, PostgreSQL CPU {db:.2f} s", flush=True)
+    if profile:
+        run["profile"] = profile_summary(profile)
+        print("\n".join(f"  {line}" for line in run["profile"]), flush=True)
     if args.again:
         print("bench: the same file again", flush=True)
         run["again"] = run_child(str(export), key, args.workers)
@@ -390,7 +434,7 @@ def report(args, run: dict, site) -> int:
         f"{run['postgres']}",
         f"- code measured: {run['code']}",
         f"- load average at the start {run['load_start']}, at the end {run['load_end']}; Python speed check (bench/core.py's "
-        f"`calibrate()`): {run['calibration_start']:.0f} ms before, {run['calibration_end']:.0f} ms after",
+        f"`calibrate()`): {_ms(run.get('calibration_start'))} before, {_ms(run.get('calibration_end'))} after",
         f"- CPU during the import: {run['share']}",
         "",
         f"The export: `bench.disqus_export` with {args.comments:,} posts ({run['size_mb']:,.0f} MB of XML): "
@@ -416,6 +460,9 @@ def report(args, run: dict, site) -> int:
             f"| the same file again: wall time | {again['wall']:.0f} s |",
             f"| the same file again: peak RSS | {again['rss_mb']:.0f} MB |",
         ]
+    if run.get("profile"):
+        block += ["", f"Where the command's CPU goes (`--profile`, cProfile with a CPU clock): {run['profile'][0].split(': ', 1)[1]}", ""]
+        block += [f"- {line}" for line in run["profile"][1:]]
     block += [
         "",
         "The command's summary:",
