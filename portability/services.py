@@ -115,7 +115,7 @@ class ImportSummary:
         """The summary for a person."""
         statuses = ", ".join(f"{n:,} {s}" for s, n in sorted(self.comments.items())) or "none"
         out = [
-            f"read {self.records:,} records in {self.seconds:.1f} s",
+            f"read {self.records:,} records; the import took {self.seconds:.1f} s",
             f"subjects: {self.subjects_created:,} created, {self.subjects_matched:,} matched to existing subjects, "
             f"{self.subjects_known:,} imported before",
             f"comments imported: {self.imported:,} ({statuses}); users created: {self.users_created:,}",
