@@ -892,14 +892,20 @@ def cpu_sample() -> tuple[float, float, float] | None:
     return sum(values) / tick, (values[3] + values[4]) / tick, own.user + own.system
 
 
-def cpu_share(before, after) -> str:
+def cpu_share(
+    before, after, *, own: float | None = None, own_label: str = "this benchmark process",
+    others_label: str = "the PostgreSQL backend serving it, other users of the machine",
+) -> str:
+    """How busy the CPUs were between two ``cpu_sample``s, and this process's part (or ``own``
+    CPU seconds spent elsewhere, e.g. by a child process, named by ``own_label``)."""
     if not before or not after:
         return "unknown"
-    total, idle, own = (a - b for a, b in zip(after, before))
+    total, idle, mine = (a - b for a, b in zip(after, before))
+    own = mine if own is None else own
     busy = total - idle
     return (
-        f"{busy / total:.0%} of all CPUs busy: this benchmark process {own / total:.0%}, everything else "
-        f"(the PostgreSQL backend serving it, other users of the machine) {max(0.0, busy - own) / total:.0%}"
+        f"{busy / total:.0%} of all CPUs busy: {own_label} {own / total:.0%}, everything else "
+        f"({others_label}) {max(0.0, busy - own) / total:.0%}"
     )
 
 
@@ -1138,6 +1144,16 @@ def render_report(bench: Bench, info: dict, verdict_list: list[Verdict], started
         out.append("")
     out += ["## Analysis", "", previous or (ANALYSIS_START + "\n_No analysis written yet._\n" + ANALYSIS_END), ""]
     return "\n".join(out)
+
+
+def write_marked_block(path: Path, start: str, end: str, block: str) -> None:
+    """Put ``block`` (which starts with ``start`` and ends with ``end``) in place of the text
+    between those markers in ``path``, or at its end when it has none (the benchmarks that own
+    a section of ``docs/benchmarks.md``)."""
+    text = path.read_text() if path.exists() else ""
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
+    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text)
 
 
 KEPT_BLOCK_RE = re.compile(r"<!-- (\w+):start -->.*?<!-- \1:end -->", re.S)

@@ -20,14 +20,13 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import re
 import subprocess
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench.core import BASE_DIR, calibrate, configure, percentile
+from bench.core import BASE_DIR, calibrate, configure, percentile, write_marked_block
 
 BLOCK_START, BLOCK_END = "<!-- moderation:start -->", "<!-- moderation:end -->"
 TASKS = 100_000
@@ -149,10 +148,7 @@ def time_queue(client, headers, site_key: str, iterations: int, warmup: int):
 
 
 def write_block(path: Path, block: str) -> None:
-    text = path.read_text() if path.exists() else ""
-    pattern = re.compile(re.escape(BLOCK_START) + ".*?" + re.escape(BLOCK_END), re.S)
-    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(text)
+    write_marked_block(path, BLOCK_START, BLOCK_END, block)
 
 
 def main(argv=None) -> int:

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench.core import BASE_DIR, calibrate, configure, cpu_sample, cpu_share, percentile
+from bench.core import BASE_DIR, calibrate, configure, cpu_sample, cpu_share, percentile, write_marked_block
 
 BLOCK_START, BLOCK_END = "<!-- notifications:start -->", "<!-- notifications:end -->"
 COMMAND = (
@@ -148,10 +147,7 @@ def counts(subject) -> dict:
 
 
 def write_block(path: Path, block: str) -> None:
-    text = path.read_text() if path.exists() else ""
-    pattern = re.compile(re.escape(BLOCK_START) + ".*?" + re.escape(BLOCK_END), re.S)
-    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(text)
+    write_marked_block(path, BLOCK_START, BLOCK_END, block)
 
 
 def main(argv=None) -> int:

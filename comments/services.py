@@ -301,8 +301,14 @@ def pages_change(subject_id: int) -> None:
     commits: a reader who rebuilds a page in between reads the rows as they were, and the
     second deletion drops what it built. (Only the first one happens in a transaction that is
     rolled back, which costs a rebuild and nothing else.)"""
-    pagecache.subject_changed(subject_id)
-    transaction.on_commit(lambda: pagecache.subject_changed(subject_id))
+    pages_change_many([subject_id])
+
+
+def pages_change_many(subject_ids) -> None:
+    """``pages_change`` for many subjects, in one round trip to the cache each time."""
+    subject_ids = sorted(set(subject_ids))
+    pagecache.subjects_changed(subject_ids)
+    transaction.on_commit(lambda: pagecache.subjects_changed(subject_ids))
 
 
 # --- comments ------------------------------------------------------------------------------

@@ -43,14 +43,14 @@ from comments.models import (
     is_counted,
 )
 from comments.rendering import render_markdown
-from comments.services import pages_change
+from comments.services import pages_change, pages_change_many
 from likes.bulk_rows import sources
 
 from . import formats
 from .ids import history_id
 from .markup import to_markdown
 from .models import ErasureMode, ImportedItem, ImportRun, ItemKind, RunState, SitePrivacy, StagedRecord
-from .sql import execute, fetch, insert_rows, param_time, row_time, table
+from .sql import among, execute, fetch, insert_rows, param_time, row_time, table
 
 STAGE_BATCH = 5_000  # records parsed per insert into the staging table
 THREAD_BATCH = 1_000
@@ -115,7 +115,7 @@ class ImportSummary:
         """The summary for a person."""
         statuses = ", ".join(f"{n:,} {s}" for s, n in sorted(self.comments.items())) or "none"
         out = [
-            f"read {self.records:,} records in {self.seconds:.1f} s",
+            f"read {self.records:,} records; the import took {self.seconds:.1f} s",
             f"subjects: {self.subjects_created:,} created, {self.subjects_matched:,} matched to existing subjects, "
             f"{self.subjects_known:,} imported before",
             f"comments imported: {self.imported:,} ({statuses}); users created: {self.users_created:,}",
@@ -294,10 +294,12 @@ class _ImportJob:
         self.keep_ip_since = timezone.now() - timedelta(days=retention) if retention else None
         self.staged = table(StagedRecord)
         self.items = table(ImportedItem)
+        self.analyzed_at = 0  # comments inserted when the statistics were last refreshed
 
     def execute(self) -> None:
         self.stage()
         self.place_threads()
+        self.analyze()
         total = self.sift_comments()
         self.insert_comments(total)
         self.summary.seconds = time.monotonic() - self.started
@@ -309,6 +311,7 @@ class _ImportJob:
 
     def stage(self) -> None:
         rows, seq = [], 0
+        self.progress("reading", 0, None)
         for seq, record in enumerate(self.reader.records(), 1):
             if isinstance(record, formats.Skipped):
                 self.summary.skip(record.reason, record.where)
@@ -326,6 +329,17 @@ class _ImportJob:
             execute(f"ANALYZE {self.staged}")
         self.summary.records = seq
         self.progress("reading", seq, seq)
+
+    def analyze(self) -> None:
+        """Fresh statistics of the tables the import grows, each time its comments have doubled
+        (so a logarithmic number of times; each ANALYZE reads a sample of fixed size). Without
+        them (autovacuum off, or behind a bulk load) the planner takes a table the import has
+        filled for empty, and answers a batch's lookups of imported items and authors by their
+        ids with a scan of everything of the site imported so far: a cost per batch growing
+        with the import, quadratic in all (PostgreSQL only; SQLite's plans keep the indexes)."""
+        if connection.vendor == "postgresql":
+            for model in (ImportedItem, Comment, ExternalIdentity, User):
+                execute(f"ANALYZE {table(model)}")
 
     # --- 2. threads become subjects ---------------------------------------------------------
 
@@ -450,14 +464,12 @@ class _ImportJob:
         if examples:
             count = execute(f"UPDATE {staged} SET parent_id = NULL WHERE run_id = %s AND kind = %s AND {orphan}", [self.run.pk, C, *params])
             self.summary.note("reply to a comment not in the file: kept at the top level", [f"comment {e[0]}" for e in examples], count)
-        parent_time = (
-            f"(SELECT p.sort_at FROM {staged} p WHERE p.run_id = {staged}.run_id AND p.kind = {staged}.kind "
-            f"AND p.source_id = {staged}.parent_id)"
-        )
         for _ in range(FIX_UP_ROUNDS):
+            # A join, not a lookup of the parent per reply: one pass over the run's rows.
             moved = execute(
-                f"UPDATE {staged} SET sort_at = {parent_time} WHERE run_id = %s AND kind = %s AND parent_id IS NOT NULL "
-                f"AND sort_at < {parent_time}",
+                f"UPDATE {staged} SET sort_at = p.sort_at FROM {staged} p WHERE {staged}.run_id = %s AND {staged}.kind = %s "
+                f"AND {staged}.parent_id IS NOT NULL AND p.run_id = {staged}.run_id AND p.kind = {staged}.kind "
+                f"AND p.source_id = {staged}.parent_id AND {staged}.sort_at < p.sort_at",
                 [self.run.pk, C],
             )
             if not moved:
@@ -476,6 +488,7 @@ class _ImportJob:
         try:
             waiting: list[_Staged] = []  # replies whose parent comes later (same time) or never
             done = 0
+            self.progress("importing", 0, total)
             rows = self._next_staged(None)
             rendering = _render_start(pool, rows)
             while rows or waiting:
@@ -485,6 +498,9 @@ class _ImportJob:
                 batch = waiting + rows
                 waiting = self._insert_batch(batch, last=not following)
                 done += len(batch) - len(waiting)
+                if done >= 2 * self.analyzed_at + COMMENT_BATCH:
+                    self.analyze()
+                    self.analyzed_at = done
                 self.progress("importing", done, total)
                 rows, rendering = following, following_rendering
         finally:
@@ -575,13 +591,16 @@ class _ImportJob:
     def _stored_parents(self, parent_ids: set[str]) -> dict[str, _Placed]:
         if not parent_ids:
             return {}
-        rows = fetch(
-            f"SELECT m.source_id, c.id, c.subject_id, c.path, c.depth, c.root_id FROM {self.items} m "
-            f"JOIN {table(Comment)} c ON c.id = m.target_id WHERE m.site_id = %s AND m.source = %s AND m.kind = %s "
-            f"AND m.source_id IN ({', '.join(['%s'] * len(parent_ids))})",
-            [self.site.pk, self.source, ItemKind.COMMENT, *parent_ids],
-        )
-        return {source_id: _Placed(pk, subject_id, path, depth, root_id) for source_id, pk, subject_id, path, depth, root_id in rows}
+        found = {}
+        for condition, params in among("m.source_id", sorted(parent_ids)):
+            rows = fetch(
+                f"SELECT m.source_id, c.id, c.subject_id, c.path, c.depth, c.root_id FROM {self.items} m "
+                f"JOIN {table(Comment)} c ON c.id = m.target_id WHERE m.site_id = %s AND m.source = %s AND m.kind = %s "
+                f"AND {condition}",
+                [self.site.pk, self.source, ItemKind.COMMENT, *params],
+            )
+            found.update((source_id, _Placed(pk, subject_id, path, depth, root_id)) for source_id, pk, subject_id, path, depth, root_id in rows)
+        return found
 
     def _prepare(self, nodes: list[_Node]) -> None:
         """Everything of the batch but ids, paths and floors: authors, statuses, bodies."""
@@ -659,7 +678,9 @@ class _ImportJob:
             if not fresh:
                 break
             probed.update(fresh)
-            clashes = {pk for (pk,) in fetch(f"SELECT id FROM {table(Comment)} WHERE id IN ({', '.join(['%s'] * len(fresh))})", fresh)}
+            clashes = set()
+            for condition, params in among("id", fresh):
+                clashes.update(pk for (pk,) in fetch(f"SELECT id FROM {table(Comment)} WHERE {condition}", params))
             if not clashes:
                 break
             taken |= clashes
@@ -756,8 +777,7 @@ class _ImportJob:
                 ImportedItem, ("site_id", "source", "kind", "source_id", "target_id"),
                 [(self.site.pk, self.source, ItemKind.COMMENT, n.row.source_id, n.id) for n in nodes],
             )
-            for subject_id in subject_ids:
-                pages_change(subject_id)
+            pages_change_many(subject_ids)
         self.pinned = pinned
 
     def _check_pins(self, nodes: list[_Node]) -> dict[int, int]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 from django.db import connection
@@ -45,6 +45,25 @@ def insert_rows(model, columns: Sequence[str], rows: Iterable[Sequence]) -> int:
             marks = ", ".join(["%s"] * len(columns))
             cursor.executemany(f"INSERT INTO {table(model)} ({names}) VALUES ({marks})", rows)
     return len(rows)
+
+
+# Parameters of one SQLite statement: far below its limit (32,766 since 3.32), as Django keeps it.
+_SQLITE_CHUNK = 900
+
+
+def among(column: str, values: Sequence) -> Iterator[tuple[str, list]]:
+    """``(condition, params)``: ``column`` is one of ``values``. On PostgreSQL one condition
+    with the values as one array parameter (``= ANY``: nothing for the client to split, nothing
+    for the server to parse per value, however many there are); on SQLite ``IN`` lists of a
+    few hundred. None for no values."""
+    if not values:
+        return
+    if connection.vendor == "postgresql":
+        yield f"{column} = ANY(%s)", [list(values)]
+        return
+    for start in range(0, len(values), _SQLITE_CHUNK):
+        chunk = list(values[start : start + _SQLITE_CHUNK])
+        yield f"{column} IN ({', '.join(['%s'] * len(chunk))})", chunk
 
 
 def execute(sql: str, params: Sequence = ()) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, OutputWrapper
 
 from comments.models import Comment, Subject
 from portability.models import ImportRun, RunState, StagedRecord
@@ -30,6 +30,22 @@ def test_the_command_prints_progress_and_a_summary(db):
     out = import_command("--site", "blog", "--format", "disqus", fixture_path("disqus.xml"))
     assert "reading: 18 of 18 records" in out and "importing: 9 of 9 comments" in out
     assert "comments imported: 9" in out and "1 bad or missing date (e.g. post 3001)" in out
+
+
+def test_the_progress_rate_counts_from_the_start_of_its_phase(monkeypatch):
+    """The import says when a phase starts (done 0): the first line's rate is over the time
+    since then, not over the instant between two calls."""
+    from portability.management.commands import import_comments
+
+    clock = iter([100.0, 104.0, 110.0, 111.0])
+    monkeypatch.setattr(import_comments.time, "monotonic", lambda: next(clock))
+    out = io.StringIO()
+    progress = import_comments._ProgressLine(OutputWrapper(out))  # as the command's stdout
+    progress("reading", 0, None)  # t = 100: the phase starts; nothing to say yet
+    progress("reading", 8_000, None)  # t = 104
+    progress("importing", 0, 3_000)  # t = 110
+    progress("importing", 3_000, 3_000)  # t = 111: finished, shown at once
+    assert out.getvalue().splitlines() == ["reading: 8,000 records (2,000/s)", "importing: 3,000 of 3,000 comments (3,000/s)"]
 
 
 @pytest.mark.parametrize(

@@ -53,8 +53,10 @@ class _ProgressLine:
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
         now = time.monotonic()
-        if phase != self.phase:
-            self.phase, self.started, self.shown = phase, now, 0.0
+        if phase != self.phase:  # a phase starts (the import says so with done 0): the rate counts from here
+            self.phase, self.started, self.shown = phase, now, now
+        if done == 0:
+            return
         finished = total is not None and done >= total
         if now - self.shown < self.EVERY and not finished:
             return
