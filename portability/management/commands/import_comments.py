@@ -46,13 +46,13 @@ class _ProgressLine:
 
     EVERY = 2.0
 
-    def __init__(self, out):
-        self.out = out
+    def __init__(self, out, clock=time.monotonic):
+        self.out, self.clock = out, clock
         self.phase = None
         self.started = self.shown = 0.0
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
-        now = time.monotonic()
+        now = self.clock()
         if phase != self.phase:  # a phase starts (the import says so with done 0): the rate counts from here
             self.phase, self.started, self.shown = phase, now, now
         if done == 0:
