@@ -123,9 +123,9 @@ def mark_empty_commands(comments: list[tuple[int, int, int]]) -> list[tuple]:
 # --- hand-offs in one round trip -------------------------------------------------------------
 #
 # What a request hands on to other processes after its commit (a post: its empty like state, its
-# second check, its notifications event) is a few writes to this Redis, each from another app's
-# receiver of one core hook. Inside ``together()`` (the core opens it around its hooks: see
-# ``comments.hooks.handoffs_together``) they wait and go in one round trip at the end of the
+# second check, its notifications and webhooks events) is a few writes to this Redis, each from
+# another app's receiver of one core hook. Inside ``together()`` (the core opens it around its
+# hooks: ``comments.hooks.send_together``) they wait and go in one round trip at the end of the
 # block, instead of one round trip each.
 
 _gathering = threading.local()
