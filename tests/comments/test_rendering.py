@@ -1,4 +1,5 @@
-"""Markdown rendering is safe to share between the threads of a gthread worker."""
+"""Markdown rendering: safe to share between the threads of a gthread worker, and the same
+HTML whether a plain comment takes the short path or the parser."""
 
 from __future__ import annotations
 
@@ -6,6 +7,10 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from comments import rendering
 
@@ -35,3 +40,37 @@ def test_importing_the_renderer_fills_the_url_escape_tables_before_any_request_r
 def test_links_render_after_the_warm_up():
     html = rendering.render_markdown("see https://example.com/a%20b and [x](https://example.com/%41)")
     assert 'href="https://example.com/a%20b"' in html and 'href="https://example.com/%41"' in html
+
+
+# Text made of what plain comments are made of, and of what would make them Markdown: a letter
+# after a ".", a digit then "." or ")" opening a line, spaces at either end of a line.
+_PLAINISH = st.text(
+    alphabet=st.sampled_from([*"abcdeorstuwmz", *"ABC", *"0129", *" \n.()\"',!?", *"你好，。！世界…—"]), max_size=40
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_PLAINISH)
+@example("see example.com")
+@example("1. first")
+@example("  indented")
+@example("broken  \nline")
+def test_plain_text_renders_as_the_parser_would(body):
+    html = rendering._plain_html(body)
+    if html is not None:
+        assert html == rendering._parsed_html(body)
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["Great article, thanks!", "你好，世界！写得真好。", 'He said "no" (twice)... Fine?', "First paragraph.\n\nSecond one\nwith a line break."],
+)
+def test_everyday_comments_take_the_plain_path(body):
+    assert rendering._plain_html(body) == rendering._parsed_html(body)
+
+
+@pytest.mark.parametrize(
+    "body", ["**bold**", "a_b", "see https://x.test", "mail me@example.com", "1) one", "x  \ny", "    code", "a.io", "&amp;", "<b>"]
+)
+def test_markdown_and_markup_take_the_parser(body):
+    assert rendering._plain_html(body) is None
