@@ -13,7 +13,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext_lazy
 
 from comments.exceptions import InvalidInput, NotFound, PermissionDenied
 from comments.ids import id_floor_at
@@ -29,6 +29,7 @@ class ModerationAction:
     name = ""
     label = ""  # what the console calls it
     in_bulk = True  # offered for many comments at once in the console's queue
+    done: str  # what the console says was done: ngettext_lazy(..., "n") % {"n": how many comments}
 
     def __init__(self, *, comment: Comment, actor: User | None, reason: str = ""):
         self.comment = comment
@@ -82,25 +83,30 @@ class StatusAction(ModerationAction):
 
 class Approve(StatusAction):
     name, to_status, label = "approve", Status.PUBLISHED, gettext_lazy("Approve")
+    done = ngettext_lazy("Approved %(n)d comment.", "Approved %(n)d comments.", "n")
     allowed_from = (Status.PUBLISHED, Status.PENDING, Status.SHADOW)
 
 
 class Reject(StatusAction):
     name, to_status, label = "reject", Status.REJECTED, gettext_lazy("Reject")
+    done = ngettext_lazy("Rejected %(n)d comment.", "Rejected %(n)d comments.", "n")
     allowed_from = (Status.PUBLISHED, Status.PENDING, Status.SHADOW, Status.REJECTED)
 
 
 class Delete(StatusAction):
     name, to_status, label = "delete", Status.DELETED, gettext_lazy("Delete")
+    done = ngettext_lazy("Deleted %(n)d comment.", "Deleted %(n)d comments.", "n")
 
 
 class Restore(StatusAction):
     name, to_status, label = "restore", Status.PUBLISHED, gettext_lazy("Restore")
+    done = ngettext_lazy("Restored %(n)d comment.", "Restored %(n)d comments.", "n")
     allowed_from = GONE_STATUSES
 
 
 class Shadow(StatusAction):
     name, to_status, label = "shadow", Status.SHADOW, gettext_lazy("Shadow")
+    done = ngettext_lazy("Shadowed %(n)d comment.", "Shadowed %(n)d comments.", "n")
     allowed_from = (Status.PUBLISHED, Status.PENDING, Status.SHADOW)
 
 
@@ -116,18 +122,22 @@ class FlagAction(ModerationAction):
 
 class Pin(FlagAction):
     name, flag, value, label = "pin", "pinned", True, gettext_lazy("Pin")
+    done = ngettext_lazy("Pinned %(n)d comment.", "Pinned %(n)d comments.", "n")
 
 
 class Unpin(FlagAction):
     name, flag, value, label = "unpin", "pinned", False, gettext_lazy("Unpin")
+    done = ngettext_lazy("Unpinned %(n)d comment.", "Unpinned %(n)d comments.", "n")
 
 
 class Feature(FlagAction):
     name, flag, value, label = "feature", "featured", True, gettext_lazy("Feature")
+    done = ngettext_lazy("Featured %(n)d comment.", "Featured %(n)d comments.", "n")
 
 
 class Unfeature(FlagAction):
     name, flag, value, label = "unfeature", "featured", False, gettext_lazy("Unfeature")
+    done = ngettext_lazy("Unfeatured %(n)d comment.", "Unfeatured %(n)d comments.", "n")
 
 
 class DismissReports(ModerationAction):
@@ -135,6 +145,7 @@ class DismissReports(ModerationAction):
     the audit entry says how many there were and what they said."""
 
     name, in_bulk = "dismiss", False
+    done = ngettext_lazy("Dismissed the reports of %(n)d comment.", "Dismissed the reports of %(n)d comments.", "n")
 
     def check(self) -> None:
         super().check()

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from comments.exceptions import PermissionDenied
 from moderation.forms import SiteForm
-from moderation.views import _form_error, _safe_next, _site_page, _url, console_page
+from moderation.console import console_page, console_url, form_error, safe_next, site_page
 
 from . import queries, tasks
 
@@ -32,9 +32,9 @@ def _moderated_site(request: HttpRequest, key: str | None):
 def endpoints(request: HttpRequest) -> HttpResponse:
     form = SiteForm(request.GET)
     if not form.is_valid():
-        return _form_error(request, form)
+        return form_error(request, form)
     site = _moderated_site(request, form.cleaned_data["site"] or None)
-    return _site_page(
+    return site_page(
         request, "webhooks/endpoints.html", "webhooks", site.key,
         endpoints=queries.site_endpoints(site.pk), deliveries=queries.recent_deliveries(site.pk),
     )
@@ -47,4 +47,4 @@ def delivery_redeliver(request: HttpRequest, delivery_id: int) -> HttpResponse:
     delivery = queries.delivery_of_site(delivery_id, site.pk)
     tasks.redeliver([delivery])
     messages.success(request, _("The delivery is on its way again."))
-    return redirect(_safe_next(request, request.POST.get("next"), _url("console-webhooks:endpoints", site=site.key)))
+    return redirect(safe_next(request, request.POST.get("next"), console_url("console-webhooks:endpoints", site=site.key)))

@@ -305,6 +305,26 @@ def test_get_on_post_only_endpoints_is_405(site, mod):
     assert mod.get("/console/actions").status_code == 405
 
 
+def test_a_domain_error_keeps_its_status_and_code_in_the_console(site, subject, mod, monkeypatch):
+    # Any refusal of a service, not only the three the console once listed, answers with its own
+    # status and code (comments.exceptions), the same as the API's: never a 500, never a code
+    # guessed from the status.
+    from comments.exceptions import RateLimited
+    from moderation import services
+
+    _, task = held(subject)
+
+    def over_the_limit(**kwargs):
+        raise RateLimited("Slow down.", retry_after=5)
+
+    monkeypatch.setattr(services, "review_task_claim", over_the_limit)
+    refused = mod.post(f"/console/tasks/{task.pk}/claim", HTTP_ACCEPT="application/json")
+    assert refused.status_code == 429
+    assert refused.json() == {"error": {"code": "rate_limited", "message": "Slow down."}}
+    page = mod.post(f"/console/tasks/{task.pk}/claim")
+    assert page.status_code == 429 and "Slow down." in page.content.decode()
+
+
 # --- claims --------------------------------------------------------------------------------
 
 
