@@ -30,7 +30,7 @@ from django.views.decorators.http import require_GET
 from rest_framework import serializers
 from rest_framework.exceptions import AuthenticationFailed
 
-from . import pagecache, queries
+from . import avatars, pagecache, queries
 from .api.serializers import CommentListParams, ReplyListParams
 from .api.views import query_params, stale_marked
 from .authentication import BearerTokenAuthentication
@@ -122,7 +122,9 @@ def _csp(site: Site | None, *, any_ancestor: bool = False) -> str:
     else:
         ancestors = " ".join(safe_origins(site)) or "'none'"
     return (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: http: data:; "
+        # Pictures only from the service: users' pictures are served from its origin
+        # (comments.avatars), so no reader's browser asks another host for one.
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
         f"frame-ancestors {ancestors}"
     )
@@ -514,6 +516,26 @@ def fragment_comment(request, comment_id: int, *, user, lang):
 
 
 @require_GET
+@require_GET
+def avatar(request: HttpRequest, user_id: int, digest: str) -> HttpResponse:
+    """A user's picture from the service's origin (``comments.avatars``): kept by browsers for
+    good (its address changes with the picture), a stand-in drawn from the initial for a short
+    while when the picture could not be fetched."""
+    try:
+        picture = avatars.avatar_picture(user_id, digest)
+    except NotFound:
+        return HttpResponse(status=404, content_type="text/plain; charset=utf-8")
+    except DATABASE_UNAVAILABLE:
+        return HttpResponse(status=503, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(picture.data, content_type=picture.content_type)
+    kept = 365 * 24 * 3600 if picture.fetched else avatars.FAILURE_KEPT_SECONDS
+    response["Cache-Control"] = f"public, max-age={kept}" + (", immutable" if picture.fetched else "")
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+    response["Cross-Origin-Resource-Policy"] = "cross-origin"  # host pages show it in their own UI too
+    return response
+
+
 def home(request: HttpRequest) -> HttpResponse:
     """The service's root: where to go from here (the links ``seed_demo`` prints), in the
     reader's language. The demo page's address is the demo site's origin, which ``rundemo``

@@ -363,6 +363,10 @@ COMMENTS_MAX_MENTIONS = env_int("COMMENTS_MAX_MENTIONS", 20)
 # default only with a shared cache (Redis): the embedded default's local-memory cache is one
 # per process, and a write in one process could not reach another's pages.
 COMMENTS_PAGE_CACHE_TTL = env_int("COMMENTS_PAGE_CACHE_TTL", 300 if REDIS_URL else 0)
+# Users' pictures are fetched by the service and served from its origin (comments.avatars); the
+# fetch speaks only to public addresses unless this is on (a service whose pictures are on a
+# private network; the tests' picture servers on loopback).
+AVATARS_FETCH_PRIVATE = env_bool("AVATARS_FETCH_PRIVATE", False)
 # A page read this many times a second in one process is kept in that process's memory for
 # COMMENTS_HOT_PAGE_SECONDS (0: never); other processes' writes reach it after that long.
 COMMENTS_HOT_PAGE_READS = env_int("COMMENTS_HOT_PAGE_READS", 8)

@@ -8,13 +8,14 @@ from typing import Iterable
 from django.db import connection
 
 from .. import hooks, replicas, rowsql
+from ..avatars import avatar_path
 from ..models import GONE_STATUSES, Comment, CommentContent, Status, User
 from .visibility import Viewer, can_see
 
 def present_user(user: "User | rowsql.UserFace | None") -> dict | None:
     if user is None:
         return None
-    return {"id": user.pk, "name": user.public_name, "avatar": user.avatar_url or None}
+    return {"id": user.pk, "name": user.public_name, "avatar": avatar_path(user.pk, user.avatar_url)}
 
 
 def _is_placeholder(viewer: Viewer, comment: Comment) -> bool:

@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from comments.models import ExternalIdentity
+from comments.avatars import avatar_path
+from comments.models import ExternalIdentity, User
 from comments.sso import sign_payload
 
 from ..factories import SiteFactory, UserFactory
@@ -95,8 +96,9 @@ def test_a_token_request_with_missing_or_mistyped_fields_is_invalid(api, db, pay
 def test_a_valid_sso_payload_returns_a_token_and_the_user(api, site):
     body = assert_token_response(sso(api, site.key, sign_payload(SECRET, claims())))
     assert body["user"]["name"] == "Ada"
-    assert body["user"]["avatar"] == "https://host.example/a.png"
-    assert "email" not in json.dumps(body["user"])
+    # the picture is shown from the service's origin, never from the host's (comments.avatars)
+    assert body["user"]["avatar"] == avatar_path(body["user"]["id"], "https://host.example/a.png")
+    assert "host.example" not in json.dumps(body["user"]) and "email" not in json.dumps(body["user"])
 
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {body['token']}")
     me = api.get(f"{API}/me")
@@ -111,7 +113,8 @@ def test_the_same_site_and_host_id_maps_to_the_same_user_and_updates_name_and_av
     )
     assert second["user"]["id"] == first["user"]["id"]
     assert second["user"]["name"] == "Ada Lovelace"
-    assert second["user"]["avatar"] == "https://host.example/b.png"
+    assert User.objects.get(pk=second["user"]["id"]).avatar_url == "https://host.example/b.png"
+    assert second["user"]["avatar"] == avatar_path(second["user"]["id"], "https://host.example/b.png") != first["user"]["avatar"]
     assert second["token"] != first["token"]
     assert ExternalIdentity.objects.filter(site=site, external_id="host-42").count() == 1
 

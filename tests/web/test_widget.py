@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 
 from comments import queries, services
+from comments.avatars import avatar_path
 from likes import services as like_services
 from comments.models import Comment, Mode, Status, Subject
 
@@ -49,6 +50,16 @@ def test_embed_page_renders_the_discussion_server_side(web, subject):
     assert "2 comments" in page
     assert f'id="c-{first.id}"' in page
     assert re.search(r'<time datetime="\d{4}-\d\d-\d\dT[^"]+"[^>]*>now</time>', page)
+
+
+def test_pictures_in_the_widget_come_from_the_service_only(web, subject):
+    author = UserFactory(avatar_url="https://pictures.example/ada.png")
+    CommentFactory(subject=subject, author=author)
+    response = embed(web, subject)
+    page = text(response)
+    assert f'<img src="{avatar_path(author.pk, author.avatar_url)}"' in page
+    assert "pictures.example" not in page
+    assert "img-src 'self' data:;" in response["Content-Security-Policy"]
 
 
 def test_embed_page_may_be_framed_only_by_the_sites_origins(web, subject):
