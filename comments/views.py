@@ -516,7 +516,6 @@ def fragment_comment(request, comment_id: int, *, user, lang):
 
 
 @require_GET
-@require_GET
 def avatar(request: HttpRequest, user_id: int, digest: str) -> HttpResponse:
     """A user's picture from the service's origin (``comments.avatars``): kept by browsers for
     good (its address changes with the picture), a stand-in drawn from the initial for a short
@@ -536,6 +535,7 @@ def avatar(request: HttpRequest, user_id: int, digest: str) -> HttpResponse:
     return response
 
 
+@require_GET
 def home(request: HttpRequest) -> HttpResponse:
     """The service's root: where to go from here (the links ``seed_demo`` prints), in the
     reader's language. The demo page's address is the demo site's origin, which ``rundemo``
