@@ -69,6 +69,8 @@ class EmbedParams(CommentListParams):
 class FragmentParams(serializers.Serializer):
     lang = serializers.CharField(max_length=20, required=False, allow_blank=True)
     mode = serializers.ChoiceField(choices=Mode.values, required=False)
+    # The discussion the comment must belong to (a link's comment: another's is not found).
+    subject = serializers.IntegerField(min_value=1, required=False)
 
 
 class ListFragmentParams(FragmentParams, CommentListParams):
@@ -338,6 +340,7 @@ def _strings() -> dict:
     """Messages the script shows, translated here so the script carries no language."""
     return {
         "confirm_delete": gettext("Delete? Click again to confirm"),
+        "linked": gettext("The comment you followed a link to"),
         "reported": gettext("Thanks, a moderator will look at it."),
         "posted": gettext("Your comment was posted."),
         "posted_review": gettext("Your comment was posted and is waiting for review."),
@@ -493,6 +496,8 @@ def fragment_comment(request, comment_id: int, *, user, lang):
             raise
         # The script asks after deleting: nothing left to show (no replies keep a placeholder).
         return _respond("", site=None, lang=lang)
+    if params.get("subject", comment.subject_id) != comment.subject_id:
+        raise NotFound("Not a comment of this discussion.")
     mode = params.get("mode") or comment.subject.mode
     if mode == Mode.STACKED and comment.depth > 0:
         chain = queries.comment_chain(comment, viewer)

@@ -10,6 +10,10 @@
   const frames = new Map();
   let payload = null;
 
+  // A link to one comment on this page (feeds, emails and the latest-comments widget link to
+  // "<page>#comment-<id>"): the widget shows and marks it, and asks for it to be scrolled to.
+  const linkedComment = () => (/^#comment-(\d{1,20})$/.exec(location.hash) || [])[1] || null;
+
   const send = (entry, msg) => { if (entry.ready) entry.iframe.contentWindow.postMessage(msg, service); };
   const sendAll = (msg) => frames.forEach((entry) => send(entry, msg));
 
@@ -27,10 +31,12 @@
     if (d.lang) q.set('lang', d.lang);
     if (d.mode) q.set('mode', d.mode);
     if (d.sso) payload = d.sso;
+    const linked = linkedComment();
+    if (linked) q.set('focus', linked);
     const iframe = document.createElement('iframe');
     iframe.src = `${base}/embed/?${q}`;
     iframe.title = d.frameTitle || 'Comments';
-    iframe.loading = 'lazy';
+    iframe.loading = linked ? 'eager' : 'lazy';
     iframe.setAttribute('scrolling', 'no');
     Object.assign(iframe.style, { width: '100%', height: '240px', border: '0', display: 'block', overflow: 'hidden' });
     el.replaceChildren(iframe);
@@ -70,12 +76,19 @@
     } else if (msg.type === 'comments:ready') {
       entry.ready = true;
       if (payload) send(entry, { type: 'comments:login', payload });
+    } else if (msg.type === 'comments:scroll' && Number.isFinite(msg.top)) {
+      window.scrollTo({ top: entry.iframe.getBoundingClientRect().top + window.scrollY + Math.max(0, msg.top) - 16 });
     } else if (msg.type === 'comments:count' && typeof msg.count === 'number') {
       fill({ [entry.key]: msg.count }, document.querySelectorAll('[data-comment-count]'));
     } else if (['comments:login-request', 'comments:user', 'comments:login-failed'].includes(msg.type)) {
       // The host page listens for these to open its own sign-in, or to follow the user.
       entry.el.dispatchEvent(new CustomEvent(msg.type, { bubbles: true, detail: { user: msg.user || null } }));
     }
+  });
+
+  window.addEventListener('hashchange', () => {
+    const id = linkedComment();
+    if (id) sendAll({ type: 'comments:focus', id });
   });
 
   function scan() {

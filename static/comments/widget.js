@@ -31,6 +31,7 @@
     if (!msg || typeof msg !== 'object') return;
     if (msg.type === 'comments:login' && typeof msg.payload === 'string') login(msg.payload);
     else if (msg.type === 'comments:logout') logout();
+    else if (msg.type === 'comments:focus' && typeof msg.id === 'string') showLinked(msg.id);
   });
 
   // --- helpers -----------------------------------------------------------------------------
@@ -504,7 +505,45 @@
     }
   });
 
+  // --- a link to one comment (the host page's #comment-<id>) --------------------------------
+  // Marked where it is when this page shows it; else shown above the list, with the floors it
+  // answers, when it is a comment of this discussion the reader may see. Then the host page is
+  // asked to bring it into view.
+  async function showLinked(id) {
+    if (!/^\d{1,20}$/.test(id) || !D.subject) return;
+    let article = document.getElementById(`c-${id}`);
+    if (!article) {
+      const query = new URLSearchParams(D.query);
+      query.set('mode', 'stacked');
+      query.set('subject', D.subject);
+      let li;
+      try {
+        li = (await fragment(`/embed/fragments/comments/${id}?${query}`)).querySelector('ol > li');
+      } catch (err) {
+        return;  // gone, or never one of this discussion's: the page as it is
+      }
+      if (!li || document.getElementById(`c-${id}`)) return;
+      $('.cw-linked')?.remove();
+      const box = document.createElement('section');
+      box.className = 'cw-linked';
+      const heading = document.createElement('h3');
+      heading.textContent = S.linked;
+      const list = document.createElement('ol');
+      list.className = 'cw-items';
+      list.append(li);
+      box.append(heading, list);
+      $('#cw-list').before(box);
+      article = document.getElementById(`c-${id}`);
+    }
+    root.querySelectorAll('.cw-linked-c').forEach((el) => el.classList.remove('cw-linked-c'));
+    article.classList.add('cw-linked-c');
+    resize();
+    tell({ type: 'comments:scroll', top: Math.round(article.getBoundingClientRect().top + window.scrollY) });
+  }
+
   renderUser();
   resize();
   tell({ type: 'comments:ready' });
+  const linked = new URLSearchParams(location.search).get('focus');
+  if (linked) showLinked(linked);
 })();

@@ -288,6 +288,17 @@ def test_the_single_comment_fragment_renders_a_stacked_reply_with_its_chain(web,
     assert "cw-chain" in fragment and "The question" in fragment and "The answer" in fragment
 
 
+def test_a_linked_comment_is_shown_only_in_its_own_discussion(web, site):
+    # The widget asks for the comment a link names (the host page's #comment-<id>) with its
+    # discussion: another discussion's comment is not found there.
+    subject, elsewhere = SubjectFactory(site=site), SubjectFactory(site=site)
+    comment = CommentFactory(subject=subject, body="Linked")
+    url = f"/embed/fragments/comments/{comment.id}"
+    assert "Linked" in text(web.get(url, {"mode": "stacked", "subject": subject.pk}, HTTP_X_FRAGMENT="1"))
+    assert web.get(url, {"mode": "stacked", "subject": elsewhere.pk}, HTTP_X_FRAGMENT="1").status_code == 404
+    assert web.get(url, {"subject": "x"}, HTTP_X_FRAGMENT="1").status_code == 400
+
+
 def test_chinese_by_parameter_or_accept_language(web, subject):
     comment = CommentFactory(subject=subject)
     Comment.objects.filter(pk=comment.id).update(created_at=comment.created_at - timedelta(minutes=3))
