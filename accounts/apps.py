@@ -13,3 +13,4 @@ class AccountsConfig(AppConfig):
         from . import receivers
 
         hooks.user_erasing.connect(receivers.user_erasing, dispatch_uid="accounts.user_erasing")
+        hooks.user_erasing.connect(receivers.user_erasing_oidc, dispatch_uid="accounts.user_erasing_oidc")
