@@ -195,7 +195,9 @@ def parse_rate_limits(text: str) -> dict[str, tuple[int, int]]:
 
 
 GOOGLE_DISCOVERY_URL = "https://accounts.google.com/.well-known/openid-configuration"
-_NAMED_PROVIDERS = {"github", "google"}
+# Keys a generic provider may not take: the named providers, and the other sign-in methods
+# (create_site --signin names them side by side).
+_RESERVED_KEYS = {"github", "google", "sso", "email", "guests"}
 
 
 def oidc_providers_from_env() -> dict[str, dict]:
@@ -222,8 +224,8 @@ def oidc_providers_from_env() -> dict[str, dict]:
         }
     for key in env_list("ACCOUNTS_OIDC", []):
         prefix = f"ACCOUNTS_OIDC_{key.upper().replace('-', '_')}_"
-        if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", key) or key in _NAMED_PROVIDERS:
-            raise ImproperlyConfigured(f"ACCOUNTS_OIDC: {key!r} is not a lower-case key of letters, digits, - and _ (nor github or google)")
+        if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", key) or key in _RESERVED_KEYS:
+            raise ImproperlyConfigured(f"ACCOUNTS_OIDC: {key!r} is not a lower-case key of letters, digits, - and _ (nor github, google, sso, email or guests)")
         discovery_url, client_id = env_str(prefix + "DISCOVERY_URL", ""), env_str(prefix + "CLIENT_ID", "")
         if not discovery_url.startswith(("https://", "http://")) or not client_id:
             raise ImproperlyConfigured(f"ACCOUNTS_OIDC names {key!r}: set {prefix}DISCOVERY_URL (an http(s) URL) and {prefix}CLIENT_ID")

@@ -49,6 +49,9 @@ def start(request: HttpRequest, provider: str) -> HttpResponse:
     except DATABASE_UNAVAILABLE:
         return failure(request, None, provider=provider, lang=lang)
     response["Cache-Control"] = "no-store"
+    # Django's default COOP (same-origin) on this redirect would cut the window off from the
+    # widget's frame that opened it, and the token could not be handed back.
+    response["Cross-Origin-Opener-Policy"] = "unsafe-none"
     return response
 
 

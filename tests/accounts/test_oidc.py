@@ -17,6 +17,7 @@ from allauth.socialaccount.models import SocialAccount
 
 from accounts.models import EmailAccount
 from comments.models import ApiToken, Comment, User
+from portability.services import user_erase
 
 from ..factories import SiteFactory, SubjectFactory, UserFactory
 from ..oidc_provider.fixtures import PROVIDER_NAME, oidc_provider, oidc_providers  # noqa: F401  (fixtures)
@@ -218,3 +219,18 @@ def test_a_verified_email_joins_an_account_only_where_the_site_says_so(reader, s
     result = reader.sign_in("blog")
     assert (result["user"]["id"] == ada.pk) is joined
     assert SocialAccount.objects.get().user_id == result["user"]["id"]
+
+
+def test_the_window_speaks_the_readers_language(reader, site):
+    window = reader.http.get(f"{reader.service}/auth/", params={"site": "blog", "lang": "zh-hans"}, timeout=10)
+    assert "使用 Test ID 继续" in window.text
+    refused = reader.http.get(f"{reader.service}/auth/with/test", params={"site": "nowhere", "lang": "zh-hans"}, timeout=10)
+    assert refused.status_code == 404
+
+
+def test_an_erased_users_provider_account_signs_in_as_someone_new(reader, site):
+    first = reader.sign_in("blog")
+    user_erase(user=User.objects.get(pk=first["user"]["id"]), actor=None)
+    assert not SocialAccount.objects.exists()
+    again = reader.sign_in("blog")
+    assert again["user"]["id"] != first["user"]["id"]
