@@ -29,7 +29,7 @@ def oidc_sign_in(
     with transaction.atomic():
         account = SocialAccount.objects.select_related("user").filter(provider=provider, uid=uid).first()
         if account is None:
-            user = (site.signin_link_email and _user_verified_by(verified_emails)) or _new_user(name, verified_emails)
+            user = (site.signin_link_email and user_verified_by(verified_emails)) or _new_user(name, verified_emails)
             try:
                 with transaction.atomic():
                     account = SocialAccount.objects.create(user=user, provider=provider, uid=uid, extra_data=extra_data)
@@ -41,7 +41,7 @@ def oidc_sign_in(
     return raw, token, account.user
 
 
-def _user_verified_by(emails: list[str]) -> User | None:
+def user_verified_by(emails: list[str]) -> User | None:
     """The user an address is verified for: by an email link (EmailAccount), or by a provider
     that vouched for it when it made the user (the only way a provider's user has an email)."""
     if not emails:

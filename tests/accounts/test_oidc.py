@@ -22,6 +22,8 @@ from portability.services import user_erase
 from ..factories import SiteFactory, SubjectFactory, UserFactory
 from ..oidc_provider.fixtures import PROVIDER_NAME, oidc_provider, oidc_providers  # noqa: F401  (fixtures)
 from ..oidc_provider.provider import PASSWORD, USERNAME
+from ..smtp_server import smtp_server  # noqa: F401  (fixture)
+from .test_email_link import link_in, token_of
 
 RESULT = re.compile(r'<script id="si-result" type="application/json">(.*?)</script>', re.S)
 
@@ -234,3 +236,17 @@ def test_an_erased_users_provider_account_signs_in_as_someone_new(reader, site):
     assert not SocialAccount.objects.exists()
     again = reader.sign_in("blog")
     assert again["user"]["id"] != first["user"]["id"]
+
+
+@pytest.mark.parametrize("joined", [False, True])
+def test_an_email_link_joins_a_providers_user_only_where_the_site_says_so(reader, site, live_server, smtp_server, joined):
+    site.signin_link_email = joined
+    site.save()
+    by_provider = reader.sign_in("blog")
+    asked = requests.post(f"{live_server.url}/api/v1/auth/email", json={"site": "blog", "email": "ada@example.com", "name": "Ada"}, timeout=10)
+    assert asked.status_code == 202
+    (message,) = smtp_server.wait_for(1)
+    by_email = requests.post(
+        f"{live_server.url}/api/v1/auth/email/verify", json={"token": token_of(link_in(message))}, timeout=10,
+    ).json()
+    assert (by_email["user"]["id"] == by_provider["user"]["id"]) is joined
