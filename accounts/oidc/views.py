@@ -7,9 +7,10 @@ import hmac
 import secrets
 
 from allauth.socialaccount.adapter import get_adapter
+from allauth.socialaccount.providers.github import views as github
 from allauth.socialaccount.providers.oauth2.client import OAuth2Error
 from allauth.socialaccount.providers.openid_connect import views as openid_connect
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.utils import translation
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET
@@ -55,12 +56,24 @@ def start(request: HttpRequest, provider: str) -> HttpResponse:
     return response
 
 
+def github_callback(request: HttpRequest) -> HttpResponse:
+    return _callback(request, "github", "github", github.oauth2_callback)
+
+
 def openid_connect_callback(request: HttpRequest, provider_id: str) -> HttpResponse:
-    """allauth's callback of OpenID Connect providers, for their keys only (GitHub's app at
-    this address would lack a discovery document)."""
-    if not providers.is_openid_connect(provider_id):
-        raise Http404("No such provider.")
-    return openid_connect.callback(request, provider_id)
+    return _callback(request, provider_id, "oidc", lambda request: openid_connect.callback(request, provider_id))
+
+
+def _callback(request: HttpRequest, key: str, kind: str, callback) -> HttpResponse:
+    """allauth's callback, for a provider the service has, of its kind (allauth fails hard on
+    one it does not know, or on GitHub's at the address of OpenID Connect's), and with a page
+    when the provider cannot be reached for the code's exchange."""
+    if providers.configured().get(key, {}).get("kind") != kind:
+        return failure(request, NotFound(), provider=key, lang=reader_language(request, None))
+    try:
+        return callback(request)
+    except RequestException:
+        return failure(request, ProviderUnavailable(), provider=key, lang=reader_language(request, None))
 
 
 def finish(request: HttpRequest, sociallogin) -> HttpResponse:

@@ -22,6 +22,7 @@ from portability.services import user_erase
 from ..factories import SiteFactory, SubjectFactory, UserFactory
 from ..oidc_provider.fixtures import PROVIDER_NAME, oidc_provider, oidc_providers  # noqa: F401  (fixtures)
 from ..oidc_provider.provider import PASSWORD, USERNAME
+from ..servers import free_port
 from ..smtp_server import smtp_server  # noqa: F401  (fixture)
 from .test_email_link import link_in, token_of
 
@@ -250,3 +251,25 @@ def test_an_email_link_joins_a_providers_user_only_where_the_site_says_so(reader
         f"{live_server.url}/api/v1/auth/email/verify", json={"token": token_of(link_in(message))}, timeout=10,
     ).json()
     assert (by_email["user"]["id"] == by_provider["user"]["id"]) is joined
+
+
+def test_a_provider_out_of_reach_ends_in_a_page(reader, site, settings):
+    dead = f"http://127.0.0.1:{free_port()}/o"
+    settings.ACCOUNTS_OIDC_PROVIDERS["wrong-secret"]["discovery_url"] = dead
+    unreachable = reader.http.get(f"{reader.service}/auth/with/wrong-secret", params={"site": "blog"}, timeout=10)
+    assert unreachable.status_code == 503
+    assert "Wrong secret cannot be reached right now." in message_of(unreachable)
+    # It goes away between the start and the answer: the code cannot be exchanged.
+    callback = reader.callback("blog")
+    settings.ACCOUNTS_OIDC_PROVIDERS["test"]["discovery_url"] = dead
+    gone = reader.http.get(callback, timeout=10)
+    assert gone.status_code == 503
+    assert "Test ID cannot be reached right now." in message_of(gone)
+    assert not ApiToken.objects.exists()
+
+
+def test_a_callback_of_a_provider_the_service_lacks_is_a_page(reader, site):
+    for path in ("/auth/github/login/callback/", "/auth/oidc/nowhere/login/callback/"):
+        answer = reader.http.get(f"{reader.service}{path}", params={"code": "x", "state": "y"}, timeout=10)
+        assert answer.status_code == 404
+        assert "This sign-in is not available here." in message_of(answer)
