@@ -61,7 +61,9 @@ def social_apps(key: str | None = None) -> list:
         if key is not None and each != key:
             continue
         if config["kind"] == "github":
-            app = SocialApp(provider="github", name=config["name"], settings={"oauth_pkce_enabled": True, "scope": ["read:user", "user:email"]})
+            # allauth asks GitHub for user:email alone (SOCIALACCOUNT_QUERY_EMAIL): the public
+            # profile needs no scope, the addresses and whether each is verified need that one.
+            app = SocialApp(provider="github", name=config["name"], settings={"oauth_pkce_enabled": True})
         else:
             app = SocialApp(
                 provider="openid_connect", provider_id=each, name=config["name"],

@@ -273,3 +273,20 @@ def test_a_callback_of_a_provider_the_service_lacks_is_a_page(reader, site):
         answer = reader.http.get(f"{reader.service}{path}", params={"code": "x", "state": "y"}, timeout=10)
         assert answer.status_code == 404
         assert "This sign-in is not available here." in message_of(answer)
+
+
+def test_github_is_asked_with_pkce_and_state_for_the_readers_name_and_addresses(reader, site, settings):
+    """GitHub speaks OAuth 2 without discovery: the way there is known without asking it (the
+    rest of its flow is allauth's GitHub provider, which the tests cannot reach)."""
+    settings.ACCOUNTS_OIDC_PROVIDERS["github"] = {"kind": "github", "name": "GitHub", "client_id": "gh-client", "secret": "gh-secret"}
+    site.signin_oidc = ["github"]
+    site.save()
+    assert "Continue with GitHub" in reader.open_window("blog").text
+    start = reader.http.get(f"{reader.service}/auth/with/github", params={"site": "blog"}, allow_redirects=False, timeout=10)
+    assert start.status_code == 302 and start.headers["Cross-Origin-Opener-Policy"] == "unsafe-none"
+    to = urlsplit(start.headers["Location"])
+    params = parse_qs(to.query)
+    assert f"{to.scheme}://{to.netloc}{to.path}" == "https://github.com/login/oauth/authorize"
+    assert params["client_id"] == ["gh-client"] and params["scope"] == ["user:email"]
+    assert params["redirect_uri"] == [f"{reader.service}/auth/github/login/callback/"]
+    assert params["code_challenge_method"] == ["S256"] and params["state"][0] and "nonce" not in params
