@@ -90,17 +90,21 @@ def message_page(request, message: str, *, lang: str, status: int, referrer: str
 
 
 def _start(request, form: EmailForm, site, *, lang: str, status: int = 200, problem: str = "") -> HttpResponse:
-    context = {"form": form, "site": site, "problem": problem, "providers": oidc_providers.buttons(site, lang)}
+    context = {"form": form, "site": site, "problem": problem, "providers": oidc_providers.buttons(site, lang, oidc_providers.handoff_of(request))}
     return _page(request, "accounts/start.html", context, lang=lang, status=status)
 
 
-def signed_in_page(request, *, raw: str, token, site, via: str, via_label: str, lang: str) -> HttpResponse:
+def signed_in_page(
+    request, *, raw: str, token, site, via: str, via_label: str, lang: str, handoff: bool = False,
+) -> HttpResponse:
     """The page that ends a sign-in in the window: it hands the bearer token to the widget's
     frame (``signin-popup.js``) and says who is signed in. Its address may hold a secret (an
-    email link's, a provider's code), so it names itself to nobody."""
+    email link's, a provider's code), so it names itself to nobody. ``handoff``: the frame can
+    also take the sign-in itself (``accounts.oidc``), so a window cut off from it may close."""
     result = {"type": "comments:signin", "site": site.key, **signed_in(raw, token, via)}
     result["expires_at"] = token.expires_at.isoformat()
     result["via_label"] = via_label
+    result["handoff"] = handoff
     return _page(request, "accounts/done.html", {"result": result, "site": site}, lang=lang, referrer="no-referrer")
 
 

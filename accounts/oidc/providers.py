@@ -4,12 +4,24 @@ allauth sees them: each configured key is one allauth app, made from the setting
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.urls import reverse
 from django.utils.http import urlencode
 
 from comments.exceptions import NotFound, PermissionDenied
 from comments.models import Site
+
+
+HANDOFF = re.compile(r"[0-9a-f]{64}")
+
+
+def handoff_of(request) -> str:
+    """The frame's name for the hand-off of its sign-in (the SHA-256 of a secret it keeps), if
+    the window's address carries one."""
+    handoff = request.GET.get("handoff", "")
+    return handoff if HANDOFF.fullmatch(handoff) else ""
 
 
 def configured() -> dict[str, dict]:
@@ -40,9 +52,10 @@ def check_offered(site: Site, key: str) -> None:
         raise PermissionDenied(f"This site does not sign readers in with {name_of(key)}.")
 
 
-def buttons(site: Site, lang: str) -> list[dict]:
-    """The window's buttons, one per provider the site offers: ``{"key", "name", "url"}``."""
-    query = urlencode({"site": site.key, "lang": lang})
+def buttons(site: Site, lang: str, handoff: str = "") -> list[dict]:
+    """The window's buttons, one per provider the site offers: ``{"key", "name", "url"}``;
+    ``handoff``, the frame's name for the sign-in's hand-off, goes along."""
+    query = urlencode({"site": site.key, "lang": lang, **({"handoff": handoff} if handoff else {})})
     return [
         {"key": key, "name": name_of(key), "url": f"{reverse('accounts:oidc-start', args=[key])}?{query}"}
         for key in offered(site)

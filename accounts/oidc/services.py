@@ -3,17 +3,23 @@ joined, and the bearer token of the sign-in."""
 
 from __future__ import annotations
 
+import hashlib
 import secrets
+from datetime import timedelta
 
 from allauth.socialaccount.models import SocialAccount
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from comments import services as core
 from comments.models import ApiToken, Site, User
 
-from ..models import EmailAccount
+from ..models import EmailAccount, SignInHandoff
 from . import providers
 from .exceptions import AccountClosed
+
+# How long a sign-in waits for the frame to take it (the frame asks every few seconds).
+HANDOFF_SECONDS = 300
 
 
 def oidc_sign_in(
@@ -63,3 +69,35 @@ def oidc_accounts_erase(*, user_id: int) -> int:
     """Forget the user's provider accounts (an erasure: the account may sign in again later,
     as a new user); how many went."""
     return SocialAccount.objects.filter(user_id=user_id).delete()[0]
+
+
+def handoff_keep(*, handoff_hash: str, token: ApiToken, via: str, via_label: str) -> SignInHandoff:
+    """Keep the sign-in that issued ``token`` for the frame that names it ``handoff_hash`` (the
+    SHA-256, in hex, of a secret it keeps), for ``HANDOFF_SECONDS``. Hand-offs past their time
+    go now."""
+    now = timezone.now()
+    SignInHandoff.objects.filter(expires_at__lte=now).delete()
+    handoff, _ = SignInHandoff.objects.update_or_create(
+        handoff_hash=handoff_hash,
+        defaults={"token": token, "via": via, "via_label": via_label[:100], "expires_at": now + timedelta(seconds=HANDOFF_SECONDS)},
+    )
+    return handoff
+
+
+def handoff_take(*, secret: str) -> tuple[str, ApiToken, SignInHandoff] | None:
+    """Take, once, the sign-in kept for the SHA-256 of ``secret``: a new bearer token of its
+    user and site, and the window's token, which never reached the frame, is withdrawn. None
+    while none waits (not yet, taken already, or past its time)."""
+    with transaction.atomic():
+        handoff = (
+            SignInHandoff.objects.select_for_update().select_related("token__user", "token__site")
+            .filter(handoff_hash=hashlib.sha256(secret.encode()).hexdigest(), expires_at__gt=timezone.now()).first()
+        )
+        if handoff is None:
+            return None
+        window_token = handoff.token
+        if not window_token.user.is_active:
+            raise AccountClosed()
+        raw, token = core.token_issue(user=window_token.user, site=window_token.site)
+        window_token.delete()  # and the hand-off with it
+    return raw, token, handoff

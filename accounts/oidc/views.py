@@ -30,7 +30,7 @@ def start(request: HttpRequest, provider: str) -> HttpResponse:
     """Off to the provider, for a site that offers it. A link, not a form: the window's pages
     allow forms to post only to this origin (CSP ``form-action``), and starting a sign-in signs
     nobody in by itself; the flow's state, PKCE verifier and nonce wait in this window's
-    session."""
+    session, with the frame's name for the hand-off (``handoff``)."""
     lang = reader_language(request, request.GET.get("lang"))
     try:
         site = queries.site_by_key(request.GET.get("site", "")[:64])
@@ -41,7 +41,8 @@ def start(request: HttpRequest, provider: str) -> HttpResponse:
         if providers.is_openid_connect(provider):
             auth_params["nonce"] = nonce
         response = app_provider.redirect(
-            request, "login", data={"site": site.key, "lang": lang, "nonce": nonce}, auth_params=auth_params,
+            request, "login", data={"site": site.key, "lang": lang, "nonce": nonce, "handoff": providers.handoff_of(request)},
+            auth_params=auth_params,
         )
     except (RequestException, OAuth2Error):  # its discovery document did not come
         return failure(request, ProviderUnavailable(), provider=provider, lang=lang)
@@ -98,7 +99,11 @@ def finish(request: HttpRequest, sociallogin) -> HttpResponse:
         return failure(request, None, provider=key, lang=lang)
     with translation.override(lang):
         via_label = gettext("(via %(provider)s)") % {"provider": providers.name_of(key)}
-    return signed_in_page(request, raw=raw, token=token, site=token.site, via=key, via_label=via_label, lang=lang)
+    if data.get("handoff"):
+        services.handoff_keep(handoff_hash=data["handoff"], token=token, via=key, via_label=via_label)
+    return signed_in_page(
+        request, raw=raw, token=token, site=token.site, via=key, via_label=via_label, lang=lang, handoff=bool(data.get("handoff")),
+    )
 
 
 def _check_nonce(sociallogin, *, expected: str) -> None:

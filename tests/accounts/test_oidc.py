@@ -6,8 +6,10 @@ a page that says why nobody was signed in."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import secrets
 from html.parser import HTMLParser
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -59,12 +61,12 @@ class Reader:
         self.service = service
         self.http = requests.Session()
 
-    def open_window(self, site: str) -> requests.Response:
-        return self.http.get(f"{self.service}/auth/", params={"site": site, "lang": "en"}, timeout=10)
+    def open_window(self, site: str, **query) -> requests.Response:
+        return self.http.get(f"{self.service}/auth/", params={"site": site, "lang": "en", **query}, timeout=10)
 
-    def to_provider(self, site: str) -> requests.Response:
+    def to_provider(self, site: str, **query) -> requests.Response:
         """Click the provider's button in the window: the provider's login form."""
-        window = self.open_window(site)
+        window = self.open_window(site, **query)
         return self.http.get(self.service + links(window.text)[f"Continue with {PROVIDER_NAME}"], timeout=10)
 
     def submit(self, page: requests.Response, extra: dict, *, follow: bool = True) -> requests.Response:
@@ -72,22 +74,22 @@ class Reader:
         action = requests.compat.urljoin(page.url, form["action"]) if form["action"] else page.url
         return self.http.post(action, data={**form["fields"], **extra}, allow_redirects=follow, timeout=10)
 
-    def consent_page(self, site: str) -> requests.Response:
+    def consent_page(self, site: str, **query) -> requests.Response:
         """The provider's consent form, after its login form the first time."""
-        page = self.to_provider(site)
+        page = self.to_provider(site, **query)
         if "Sign in to the test provider" in page.text:
             page = self.submit(page, {"username": USERNAME, "password": PASSWORD})
         assert "Authorize Comment service?" in page.text
         return page
 
-    def callback(self, site: str, *, allow: bool = True) -> str:
+    def callback(self, site: str, *, allow: bool = True, **query) -> str:
         """Consent (or refuse) at the provider; the service's callback address it answers with."""
-        answer = self.submit(self.consent_page(site), {"allow": "Authorize"} if allow else {}, follow=False)
+        answer = self.submit(self.consent_page(site, **query), {"allow": "Authorize"} if allow else {}, follow=False)
         assert answer.status_code == 302
         return answer.headers["Location"]
 
-    def sign_in(self, site: str) -> dict:
-        done = self.http.get(self.callback(site), timeout=10)
+    def sign_in(self, site: str, **query) -> dict:
+        done = self.http.get(self.callback(site, **query), timeout=10)
         assert done.status_code == 200, done.text
         assert done.headers["Referrer-Policy"] == "no-referrer"
         return json.loads(RESULT.search(done.text).group(1))
@@ -290,3 +292,28 @@ def test_github_is_asked_with_pkce_and_state_for_the_readers_name_and_addresses(
     assert params["client_id"] == ["gh-client"] and params["scope"] == ["user:email"]
     assert params["redirect_uri"] == [f"{reader.service}/auth/github/login/callback/"]
     assert params["code_challenge_method"] == ["S256"] and params["state"][0] and "nonce" not in params
+
+
+def test_the_frame_takes_a_sign_in_its_window_could_not_hand_over_once(reader, site, live_server):
+    """A provider's page that sends Cross-Origin-Opener-Policy cuts the window off from the
+    frame: the frame takes the sign-in with the secret whose SHA-256 named the hand-off."""
+    secret = secrets.token_hex(32)
+    window = reader.sign_in("blog", handoff=hashlib.sha256(secret.encode()).hexdigest())
+    assert window["handoff"] is True
+
+    def take(secret):
+        return requests.post(f"{live_server.url}/api/v1/auth/handoff", json={"secret": secret}, timeout=10)
+
+    assert take(secrets.token_hex(32)).status_code == 204
+    assert take("short").status_code == 400
+    taken = take(secret)
+    assert taken.status_code == 200, taken.text
+    body = taken.json()
+    assert (body["user"], body["via"], body["via_label"]) == (window["user"], "test", "(via Test ID)")
+    # One live token comes of the sign-in: the window's, never handed over, is withdrawn.
+    me = lambda token: requests.get(f"{live_server.url}/api/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    assert me(body["token"]).status_code == 200 and me(window["token"]).status_code == 401
+    assert ApiToken.objects.count() == 1
+    assert take(secret).status_code == 204
+    # A window without a hand-off keeps none.
+    assert reader.sign_in("blog")["handoff"] is False

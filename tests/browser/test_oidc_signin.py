@@ -15,7 +15,7 @@ from comments.models import ApiToken, Comment
 from tests.browser.conftest import assert_seen_by_a_person, click, type_into
 from tests.browser.test_signin import serve_static_page
 from tests.oidc_provider.fixtures import oidc_provider, oidc_providers  # noqa: F401  (fixtures)
-from tests.oidc_provider.provider import PASSWORD, USERNAME
+from tests.oidc_provider.provider import PASSWORD, USERNAME, send_coop
 
 
 @pytest.fixture
@@ -71,6 +71,31 @@ def test_a_reader_signs_in_with_the_provider_in_the_window_and_comments(page, co
     comment = Comment.objects.select_related("author").get()
     assert SocialAccount.objects.get(provider="test").user_id == comment.author_id
     assert [p for p in page.problems if "favicon" not in p] == []
+
+
+def test_a_provider_that_cuts_the_window_off_still_signs_the_reader_in(page, context, live_server, static_host, oidc_provider, shot):
+    """Its pages send Cross-Origin-Opener-Policy: same-origin, as some providers' do, so the
+    window loses the frame that opened it; the frame takes the sign-in with its secret."""
+    page.static_host = static_host
+    send_coop(oidc_provider, True)
+    try:
+        widget, window = open_window(page, context, live_server)
+        at_the_provider(window, oidc_provider)
+        click(window.get_by_role("button", name="Authorize"))
+        me = widget.locator("#cw-me")
+        assert_seen_by_a_person(me)
+        expect(me).to_contain_text("Signed in as Ada Lovelace (via Test ID)")
+    finally:
+        send_coop(oidc_provider, False)
+    for _ in range(50):
+        if window.is_closed():
+            break
+        page.wait_for_timeout(100)
+    assert window.is_closed(), "the window stayed open"
+    type_into(widget.get_by_label("Your comment"), "Signed in though the window was cut off.")
+    click(widget.get_by_role("button", name="Post"))
+    assert_seen_by_a_person(widget.locator(".cw-c", has_text="Signed in though the window was cut off."))
+    assert ApiToken.objects.count() == 1
 
 
 def test_a_refused_consent_ends_in_the_window_and_signs_nobody_in(page, context, live_server, static_host, oidc_provider, shot):

@@ -58,6 +58,13 @@ def start(redirect_uris: list[str]) -> Provider:
     return provider
 
 
+def send_coop(provider: Provider, on: bool) -> None:
+    """Have the provider's pages send ``Cross-Origin-Opener-Policy: same-origin``, or not."""
+    base = provider.issuer.rsplit("/o", 1)[0]
+    with urllib.request.urlopen(urllib.request.Request(f"{base}/coop/{'on' if on else 'off'}", method="POST"), timeout=5):
+        pass
+
+
 def stop(provider: Provider) -> None:
     if provider.process.poll() is None:
         os.killpg(provider.process.pid, signal.SIGTERM)

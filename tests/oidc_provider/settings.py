@@ -17,6 +17,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "tests.oidc_provider.coop.middleware",
 ]
 ROOT_URLCONF = "tests.oidc_provider.urls"
 TEMPLATES = [{
