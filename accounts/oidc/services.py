@@ -90,7 +90,7 @@ def handoff_take(*, secret: str) -> tuple[str, ApiToken, SignInHandoff] | None:
     while none waits (not yet, taken already, or past its time)."""
     with transaction.atomic():
         handoff = (
-            SignInHandoff.objects.select_for_update().select_related("token__user", "token__site")
+            SignInHandoff.objects.select_for_update(of=("self",)).select_related("token__user", "token__site")
             .filter(handoff_hash=hashlib.sha256(secret.encode()).hexdigest(), expires_at__gt=timezone.now()).first()
         )
         if handoff is None:

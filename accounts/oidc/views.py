@@ -89,7 +89,7 @@ def finish(request: HttpRequest, sociallogin) -> HttpResponse:
             raise SignInUnchecked()
         if providers.is_openid_connect(key):
             _check_nonce(sociallogin, expected=data.get("nonce") or "")
-        raw, token, user = services.oidc_sign_in(
+        raw, token, _ = services.oidc_sign_in(
             site=queries.site_by_key(data["site"]), provider=key, uid=sociallogin.account.uid,
             name=_name(sociallogin), verified_emails=_verified_emails(sociallogin), extra_data=sociallogin.account.extra_data,
         )
