@@ -11,5 +11,8 @@ class AccountsConfig(AppConfig):
         from comments import hooks
 
         from . import receivers
+        from .oidc.admin import hide_unused_allauth_pages
 
         hooks.user_erasing.connect(receivers.user_erasing, dispatch_uid="accounts.user_erasing")
+        hooks.user_erasing.connect(receivers.user_erasing_oidc, dispatch_uid="accounts.user_erasing_oidc")
+        hide_unused_allauth_pages()

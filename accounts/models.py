@@ -41,3 +41,18 @@ class EmailLink(models.Model):
 
     def __str__(self) -> str:
         return f"{self.email} ({self.site_id})"
+
+
+class SignInHandoff(models.Model):
+    """A provider's sign-in waiting for the widget's frame to take it, for when the window
+    could not hand the token over itself: a provider's page that sends
+    ``Cross-Origin-Opener-Policy`` cuts the window off from the frame that opened it. The frame
+    names the hand-off by the SHA-256 of a secret it keeps, and takes it once with the secret
+    (API.md, "Sign-in with a provider"); the window's own token is then replaced, so one live
+    token comes of a sign-in either way."""
+
+    handoff_hash = models.CharField(max_length=64, unique=True)
+    token = models.ForeignKey("comments.ApiToken", on_delete=models.CASCADE)
+    via = models.CharField(max_length=64)
+    via_label = models.CharField(max_length=100)
+    expires_at = models.DateTimeField(db_index=True)

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from . import services
+from .oidc import services as oidc_services
 
 
 def user_erasing(sender, *, user_id: int, **kwargs) -> int:
     """A user's data is being erased: their verified addresses and sign-in links go."""
     return services.email_accounts_erase(user_id=user_id)
+
+
+def user_erasing_oidc(sender, *, user_id: int, **kwargs) -> int:
+    """A user's data is being erased: their providers' accounts go."""
+    return oidc_services.oidc_accounts_erase(user_id=user_id)

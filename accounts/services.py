@@ -20,6 +20,7 @@ from comments.models import ApiToken, Site, User
 from .exceptions import EmailUnavailable, LinkExpired, LinkInvalid, LinkUsed, OtherBrowser
 from .mail import send_link_email
 from .models import EmailAccount, EmailLink
+from .oidc.services import user_verified_by
 
 
 def secret_hash(raw: str) -> str:
@@ -79,17 +80,22 @@ def email_link_redeem(*, secret: str, browser_secret: str | None = None) -> tupl
             raise LinkExpired()
         if not link.site.signin_email:
             raise PermissionDenied("This site does not sign readers in by email.")
-        user = email_account_user(email=link.email, name=link.name, verified_at=now)
+        user = email_account_user(email=link.email, name=link.name, verified_at=now, join=link.site.signin_link_email)
         link.used_at, link.user = now, user
         link.save(update_fields=["used_at", "user"])
         raw, token = core.token_issue(user=user, site=link.site)
     return raw, token, link
 
 
-def email_account_user(*, email: str, name: str, verified_at) -> User:
+def email_account_user(*, email: str, name: str, verified_at, join: bool = False) -> User:
     """The user who signs in with the verified address ``email``, made on its first sign-in
-    (named ``name``); an account closed since is refused. Call in a transaction."""
+    (named ``name``), or with ``join`` (the site's ``signin_link_email``) the user a provider
+    vouched for the address for, if any; an account closed since is refused. Call in a
+    transaction."""
     account = EmailAccount.objects.select_related("user").filter(email=email).first()
+    joined = join and account is None and user_verified_by([email])
+    if joined:
+        return EmailAccount.objects.create(email=email, user=joined, verified_at=verified_at).user
     if account is None:
         digest = hashlib.sha256(email.encode()).hexdigest()[:24]
         try:

@@ -3,6 +3,7 @@
 from django.urls import path
 
 from . import views
+from .oidc import views as oidc_views
 
 app_name = "accounts"
 
@@ -10,4 +11,5 @@ urlpatterns = [
     path("", views.start, name="start"),
     path("email", views.email, name="email"),
     path("email/link", views.email_link, name="email-link"),
+    path("with/<slug:provider>", oidc_views.start, name="oidc-start"),
 ]

@@ -25,6 +25,7 @@ from comments.views import reader_language
 from . import services
 from .api import link_url, signed_in
 from .exceptions import EmailUnavailable, LinkExpired, LinkInvalid, LinkUsed, OtherBrowser
+from .oidc import providers as oidc_providers
 
 # The secret cookie of the browser that asked for a link; only that browser's pages use it.
 BROWSER_COOKIE = "comments_signin"
@@ -80,11 +81,31 @@ def _error(request, exc: CommentsError | None, *, lang: str, referrer: str = "sa
             message, status = gettext("Comments are unavailable for a moment. Please try again shortly."), 503
         else:
             message, status = _message(exc), exc.status
+    return message_page(request, message, lang=lang, status=status, referrer=referrer)
+
+
+def message_page(request, message: str, *, lang: str, status: int, referrer: str = "same-origin") -> HttpResponse:
+    """The window's page that says why nobody was signed in."""
     return _page(request, "accounts/error.html", {"message": message}, lang=lang, status=status, referrer=referrer)
 
 
 def _start(request, form: EmailForm, site, *, lang: str, status: int = 200, problem: str = "") -> HttpResponse:
-    return _page(request, "accounts/start.html", {"form": form, "site": site, "problem": problem}, lang=lang, status=status)
+    context = {"form": form, "site": site, "problem": problem, "providers": oidc_providers.buttons(site, lang, oidc_providers.handoff_of(request))}
+    return _page(request, "accounts/start.html", context, lang=lang, status=status)
+
+
+def signed_in_page(
+    request, *, raw: str, token, site, via: str, via_label: str, lang: str, handoff: bool = False,
+) -> HttpResponse:
+    """The page that ends a sign-in in the window: it hands the bearer token to the widget's
+    frame (``signin-popup.js``) and says who is signed in. Its address may hold a secret (an
+    email link's, a provider's code), so it names itself to nobody. ``handoff``: the frame can
+    also take the sign-in itself (``accounts.oidc``), so a window cut off from it may close."""
+    result = {"type": "comments:signin", "site": site.key, **signed_in(raw, token, via)}
+    result["expires_at"] = token.expires_at.isoformat()
+    result["via_label"] = via_label
+    result["handoff"] = handoff
+    return _page(request, "accounts/done.html", {"result": result, "site": site}, lang=lang, referrer="no-referrer")
 
 
 @require_GET
@@ -143,10 +164,8 @@ def email_link(request: HttpRequest) -> HttpResponse:
         return _error(request, exc, lang=lang, referrer="no-referrer")
     except DATABASE_UNAVAILABLE:
         return _error(request, None, lang=lang, referrer="no-referrer")
-    result = {"type": "comments:signin", "site": link.site.key, **signed_in(raw, token, "email")}
-    result["expires_at"] = token.expires_at.isoformat()
     with translation.override(link.lang):
-        result["via_label"] = gettext("(via email)")
-    response = _page(request, "accounts/done.html", {"result": result, "site": link.site}, lang=link.lang, referrer="no-referrer")
+        via_label = gettext("(via email)")
+    response = signed_in_page(request, raw=raw, token=token, site=link.site, via="email", via_label=via_label, lang=link.lang)
     response.delete_cookie(BROWSER_COOKIE, path="/auth/", samesite="Lax")
     return response

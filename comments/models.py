@@ -65,6 +65,9 @@ class Site(models.Model):
     signin_email = models.BooleanField("sign-in by email link", default=True)
     signin_oidc = models.JSONField("OpenID Connect providers", default=list, blank=True)
     signin_guests = models.BooleanField("guest comments", default=False)
+    # Whether a provider's account joins the local user an address it vouches for is verified
+    # for (by email link or by another provider); off, each provider's account is a user of its own.
+    signin_link_email = models.BooleanField("join sign-ins by verified email", default=False)
     moderators = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="moderated_sites"
     )

@@ -601,14 +601,14 @@ def site_set_allowed_origins(*, site: Site, origins: list[str]) -> Site:
 
 def site_signin_update(
     *, site: Site, actor: User, sso: bool | None = None, email: bool | None = None,
-    guests: bool | None = None, oidc: list[str] | None = None,
+    guests: bool | None = None, oidc: list[str] | None = None, link_email: bool | None = None,
 ) -> Site:
     """Change how readers may sign in to the site (API.md, "Sign-in methods"); its moderators
     only. ``oidc`` names providers the service is configured with (ACCOUNTS_OIDC_PROVIDERS).
     Saved as a model save, so cached copies of the site (and its embed pages) go."""
     if not is_site_moderator(actor, site):
         raise PermissionDenied("Only moderators of this site may change how readers sign in.")
-    changes = {"signin_sso": sso, "signin_email": email, "signin_guests": guests}
+    changes = {"signin_sso": sso, "signin_email": email, "signin_guests": guests, "signin_link_email": link_email}
     if oidc is not None:
         unknown = sorted(set(oidc) - set(settings.ACCOUNTS_OIDC_PROVIDERS))
         if unknown:

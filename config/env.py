@@ -4,6 +4,7 @@ comes through here, so the embedded default needs no variable at all."""
 from __future__ import annotations
 
 import os
+import re
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -191,3 +192,45 @@ def parse_rate_limits(text: str) -> dict[str, tuple[int, int]]:
         except (ValueError, KeyError):
             raise ImproperlyConfigured(f"RATE_LIMITS entry {item!r} is not like 'post=10/min'") from None
     return limits
+
+
+GOOGLE_DISCOVERY_URL = "https://accounts.google.com/.well-known/openid-configuration"
+# Keys a generic provider may not take: the named providers, and the other sign-in methods
+# (create_site --signin names them side by side).
+_RESERVED_KEYS = {"github", "google", "sso", "email", "guests"}
+
+
+def oidc_providers_from_env() -> dict[str, dict]:
+    """The sign-in providers a site may offer (``ACCOUNTS_OIDC_PROVIDERS``), by key: GitHub with
+    ``ACCOUNTS_GITHUB_CLIENT_ID`` and ``ACCOUNTS_GITHUB_SECRET``; Google with
+    ``ACCOUNTS_GOOGLE_CLIENT_ID`` and ``ACCOUNTS_GOOGLE_SECRET``; and each key listed in
+    ``ACCOUNTS_OIDC`` (``corp,keycloak``) as an OpenID Connect provider found by discovery:
+    ``ACCOUNTS_OIDC_<KEY>_DISCOVERY_URL`` (the issuer, or its
+    ``/.well-known/openid-configuration``), ``_CLIENT_ID``, ``_SECRET`` and ``_NAME`` (shown on
+    its button; the key by default), ``<KEY>`` upper-cased with ``-`` as ``_``. Each is
+    ``{"kind": "github" | "oidc", "name", "client_id", "secret"}`` plus ``discovery_url`` for
+    ``oidc``."""
+    providers: dict[str, dict] = {}
+    if env_str("ACCOUNTS_GITHUB_CLIENT_ID"):
+        providers["github"] = {
+            "kind": "github", "name": "GitHub", "client_id": env_str("ACCOUNTS_GITHUB_CLIENT_ID"),
+            "secret": env_str("ACCOUNTS_GITHUB_SECRET", ""),
+        }
+    # Google is an OpenID Connect provider like any other, found by its discovery document.
+    if env_str("ACCOUNTS_GOOGLE_CLIENT_ID"):
+        providers["google"] = {
+            "kind": "oidc", "name": "Google", "client_id": env_str("ACCOUNTS_GOOGLE_CLIENT_ID"),
+            "secret": env_str("ACCOUNTS_GOOGLE_SECRET", ""), "discovery_url": GOOGLE_DISCOVERY_URL,
+        }
+    for key in env_list("ACCOUNTS_OIDC", []):
+        prefix = f"ACCOUNTS_OIDC_{key.upper().replace('-', '_')}_"
+        if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", key) or key in _RESERVED_KEYS:
+            raise ImproperlyConfigured(f"ACCOUNTS_OIDC: {key!r} is not a lower-case key of letters, digits, - and _ (nor github, google, sso, email or guests)")
+        discovery_url, client_id = env_str(prefix + "DISCOVERY_URL", ""), env_str(prefix + "CLIENT_ID", "")
+        if not discovery_url.startswith(("https://", "http://")) or not client_id:
+            raise ImproperlyConfigured(f"ACCOUNTS_OIDC names {key!r}: set {prefix}DISCOVERY_URL (an http(s) URL) and {prefix}CLIENT_ID")
+        providers[key] = {
+            "kind": "oidc", "name": env_str(prefix + "NAME", "") or key, "client_id": client_id,
+            "secret": env_str(prefix + "SECRET", ""), "discovery_url": discovery_url,
+        }
+    return providers

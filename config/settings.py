@@ -11,7 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 from . import local_files
-from .env import database_from_url, email_from_url, replica_databases, env_bool, env_float, env_int, env_list, env_str, parse_rate_limits, sqlite_database
+from .env import database_from_url, email_from_url, replica_databases, env_bool, env_float, env_int, env_list, env_str, oidc_providers_from_env, parse_rate_limits, sqlite_database
 
 BASE_DIR = local_files.BASE_DIR
 VAR_DIR = local_files.var_dir()
@@ -53,6 +53,13 @@ INSTALLED_APPS = [
     "webhooks",
     "feeds",
     "accounts",
+    # Sign-in with GitHub, Google and OpenID Connect providers (accounts/oidc/): allauth's
+    # protocol side only; accounts' adapter makes the local user and ends in the popup.
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.github",
+    "allauth.socialaccount.providers.openid_connect",
 ]
 
 MIDDLEWARE = [
@@ -65,6 +72,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -411,8 +419,9 @@ NOTIFICATIONS_UNSUBSCRIBE_MAILTO = env_str("NOTIFICATIONS_UNSUBSCRIBE_MAILTO", "
 NOTIFICATIONS_QUEUE_THRESHOLD = env_int("NOTIFICATIONS_QUEUE_THRESHOLD", 20)
 NOTIFICATIONS_QUEUE_PERIOD = env_int("NOTIFICATIONS_QUEUE_PERIOD", 24 * 3600)
 
-# Sign-in (accounts/, issue 14). OpenID Connect providers a site may allow, by key (none yet).
-ACCOUNTS_OIDC_PROVIDERS: dict = {}
+# Sign-in (accounts/, issue 14). The providers a site may allow, by key (config/env.py,
+# oidc_providers_from_env: GitHub, Google, and OpenID Connect providers by discovery URL).
+ACCOUNTS_OIDC_PROVIDERS: dict = oidc_providers_from_env()
 # Seconds a sign-in link sent by email stays good (it is good once).
 ACCOUNTS_EMAIL_LINK_TTL = env_int("ACCOUNTS_EMAIL_LINK_TTL", 900)
 
@@ -430,3 +439,10 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
 }
 CSRF_FAILURE_VIEW = "comments.middleware.csrf_failure"
+
+# allauth runs the provider's side of a sign-in (state, PKCE, the code's exchange, the ID token's
+# checks); accounts.oidc.adapter takes over from there: it reads the providers from
+# ACCOUNTS_OIDC_PROVIDERS, makes the local user and never logs a Django session in.
+SOCIALACCOUNT_ADAPTER = "accounts.oidc.adapter.SignInAdapter"
+SOCIALACCOUNT_QUERY_EMAIL = True  # GitHub's addresses, with whether each is verified
+SOCIALACCOUNT_STORE_TOKENS = False

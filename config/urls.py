@@ -23,6 +23,7 @@ urlpatterns = [
     path("notifications/", include("notifications.web_urls")),
     path("feeds/", include("feeds.urls")),
     path("auth/", include("accounts.urls")),
+    path("auth/", include("accounts.oidc.urls")),
     path("", home, name="home"),
 ]
 

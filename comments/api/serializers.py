@@ -56,6 +56,7 @@ class SiteSigninIn(serializers.Serializer):
     email = StrictBooleanField(required=False)
     guests = StrictBooleanField(required=False)
     oidc = serializers.ListField(child=StrictCharField(max_length=64), max_length=20, required=False)
+    link_email = StrictBooleanField(required=False)
 
 
 class SiteSigninOut(serializers.Serializer):
@@ -64,6 +65,7 @@ class SiteSigninOut(serializers.Serializer):
     email = serializers.BooleanField()
     oidc = serializers.ListField(child=serializers.CharField())
     guests = serializers.BooleanField()
+    link_email = serializers.BooleanField()
 
 
 class SubjectIn(serializers.Serializer):

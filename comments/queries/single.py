@@ -66,6 +66,7 @@ def site_signin(site: Site) -> dict:
         "email": site.signin_email,
         "oidc": list(site.signin_oidc) if isinstance(site.signin_oidc, list) else [],
         "guests": site.signin_guests,
+        "link_email": site.signin_link_email,
     }
 
 

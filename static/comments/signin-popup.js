@@ -2,7 +2,9 @@
 // it hands the result to the widget's frame that opened the window, with postMessage aimed at
 // exactly this origin, and closes. A link opened in a tab of its own (from the mail program)
 // has no opener: it passes the result on a same-origin BroadcastChannel to the window still
-// waiting, which hands it on in turn.
+// waiting, which hands it on in turn. A provider's page may have cut the window off from the
+// frame (Cross-Origin-Opener-Policy); the frame then takes the sign-in itself (signin.js), and
+// the window closes.
 (() => {
   'use strict';
   const CHANNEL = 'comments-signin';
@@ -23,6 +25,8 @@
       const channel = new BroadcastChannel(CHANNEL);
       channel.postMessage(msg);
       channel.close();
+      // Cut off from the frame by a provider's page: the frame takes the sign-in itself.
+      if (msg.handoff) window.close();
     }
   } else if (document.getElementById('si-waiting')) {
     const site = document.getElementById('si-waiting').dataset.site;

@@ -11,14 +11,63 @@
   const button = root.querySelector('[data-signin="popup"]');
   const via = document.getElementById('cw-me-via');
   let popup = null;
-  let current = null;  // how the reader is signed in now: 'sso', 'email' or null
+  let current = null;  // how the reader is signed in now: 'sso', 'email', a provider's key or null
   const labels = {};  // "(via email)", in the reader's language, as the window said it
+
+  // A provider's page may cut the window off from this frame (Cross-Origin-Opener-Policy: the
+  // window's opener is gone, and to the frame it looks closed); the window then cannot hand
+  // the token over. So the window's address names a hand-off by the SHA-256 of a secret only
+  // this frame keeps, and while the window looks closed the frame asks for the sign-in with
+  // the secret (POST /api/v1/auth/handoff), for five minutes at most.
+  let handoff = null;  // {secret, name} for the next window
+  let asking = null;
+  const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  async function nextHandoff() {
+    handoff = null;
+    if (!window.crypto || !crypto.subtle) return;  // not a secure context: the window alone
+    const secret = hex(crypto.getRandomValues(new Uint8Array(32)));
+    handoff = { secret, name: hex(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(secret)))) };
+  }
+  nextHandoff();
+
+  function signedIn(msg) {
+    popup = null;
+    clearInterval(asking);
+    nextHandoff();
+    if (current === 'sso') return;
+    if (typeof msg.via_label === 'string') labels[msg.via] = msg.via_label;
+    root.dispatchEvent(new CustomEvent('cw:signed-in', { detail: { token: msg.token, user: msg.user, via: msg.via } }));
+  }
+
+  function askWhileCutOff(opened, secret) {
+    clearInterval(asking);
+    const until = Date.now() + 5 * 60 * 1000;
+    let waiting = false;
+    asking = setInterval(async () => {
+      if (popup !== opened || Date.now() > until) { clearInterval(asking); return; }
+      if (!opened.closed || waiting) return;
+      waiting = true;
+      try {
+        const response = await fetch('/api/v1/auth/handoff', {
+          method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ secret }),
+        });
+        if (response.status === 200 && popup === opened) signedIn(await response.json());
+      } catch (err) {
+        // offline for a moment: asked again on the next tick
+      } finally {
+        waiting = false;
+      }
+    }, 2000);
+  }
 
   if (button) {
     button.addEventListener('click', () => {
       const q = new URLSearchParams({ site: root.dataset.site, lang: root.dataset.lang || '' });
+      const secret = handoff && handoff.secret;
+      if (handoff) q.set('handoff', handoff.name);
       popup = window.open(`/auth/?${q}`, 'comments-signin', 'popup,width=480,height=640');
       if (popup) popup.focus();
+      if (popup && secret) askWhileCutOff(popup, secret);
     });
   }
 
@@ -26,10 +75,7 @@
     if (!popup || event.source !== popup || event.origin !== location.origin) return;
     const msg = event.data;
     if (!msg || msg.type !== 'comments:signin' || typeof msg.token !== 'string' || msg.site !== root.dataset.site) return;
-    popup = null;
-    if (current === 'sso') return;
-    if (typeof msg.via_label === 'string') labels[msg.via] = msg.via_label;
-    root.dispatchEvent(new CustomEvent('cw:signed-in', { detail: { token: msg.token, user: msg.user, via: msg.via } }));
+    signedIn(msg);
   });
 
   root.addEventListener('cw:user', (event) => {

@@ -20,7 +20,7 @@ def test_a_new_site_allows_sso_and_email_but_not_guests(api, db):
     site = Site.objects.create(key="fresh", name="Fresh")
     response = api.get(signin_url(site))
     assert response.status_code == 200
-    assert response.json() == {"site": "fresh", "sso": True, "email": True, "oidc": [], "guests": False}
+    assert response.json() == {"site": "fresh", "sso": True, "email": True, "oidc": [], "guests": False, "link_email": False}
 
 
 def test_an_unknown_site_is_not_found(api, db):
@@ -33,12 +33,12 @@ def test_a_moderator_changes_only_what_they_send(api, db):
     site.moderators.add(moderator)
     api.force_authenticate(moderator)
 
-    response = api.patch(signin_url(site), {"email": False, "guests": True}, format="json")
+    response = api.patch(signin_url(site), {"email": False, "guests": True, "link_email": True}, format="json")
 
     assert response.status_code == 200, response.content
-    assert response.json() == {"site": site.key, "sso": True, "email": False, "oidc": [], "guests": True}
+    assert response.json() == {"site": site.key, "sso": True, "email": False, "oidc": [], "guests": True, "link_email": True}
     site.refresh_from_db()
-    assert (site.signin_sso, site.signin_email, site.signin_guests) == (True, False, True)
+    assert (site.signin_sso, site.signin_email, site.signin_guests, site.signin_link_email) == (True, False, True, True)
     assert api.get(signin_url(site)).json()["email"] is False
 
 
@@ -55,7 +55,7 @@ def test_bad_values_are_invalid_and_change_nothing(api, db):
     moderator = UserFactory(is_staff=True)
     site = SiteFactory()
     api.force_authenticate(moderator)
-    for body in ({"email": "no"}, {"guests": 0}, {"oidc": "github"}, {"oidc": [1]}, {"sso": False, "oidc": ["nowhere"]}):
+    for body in ({"email": "no"}, {"guests": 0}, {"link_email": "yes"}, {"oidc": "github"}, {"oidc": [1]}, {"sso": False, "oidc": ["nowhere"]}):
         error = assert_error(api.patch(signin_url(site), body, format="json"), 400, "invalid")
         assert {name.split(".")[0] for name in error["fields"]} <= set(body), (body, error)
     site.refresh_from_db()

@@ -139,3 +139,12 @@ def test_create_site_takes_the_sign_in_methods(db):
     assert (site.signin_sso, site.signin_email, site.signin_guests) == (False, True, True)
     with pytest.raises(CommandError, match="not password"):
         call_command("create_site", "signinblog", "--name", "Blog", "--signin", "email,password")
+
+
+def test_create_site_takes_the_services_providers(db, settings):
+    settings.ACCOUNTS_OIDC_PROVIDERS = {"github": {"kind": "github", "name": "GitHub", "client_id": "c", "secret": "s"}}
+    call_command("create_site", "oidcblog", "--name", "Blog", "--signin", "email,github", "--link-email")
+    site = Site.objects.get(key="oidcblog")
+    assert (site.signin_sso, site.signin_email, site.signin_oidc, site.signin_link_email) == (False, True, ["github"], True)
+    with pytest.raises(CommandError, match="not google"):
+        call_command("create_site", "oidcblog", "--name", "Blog", "--signin", "google")

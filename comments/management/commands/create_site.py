@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from comments.models import Mode, ModerationPolicy, Site, User
@@ -19,7 +20,12 @@ class Command(BaseCommand):
         parser.add_argument("--moderation", choices=ModerationPolicy.values, default=ModerationPolicy.POST)
         parser.add_argument(
             "--signin", default="sso,email",
-            help="how readers may sign in, comma-separated: sso (the host's payload), email (a link), guests",
+            help="how readers may sign in, comma-separated: sso (the host's payload), email (a link), guests, "
+            "and the keys of the service's OpenID Connect providers (ACCOUNTS_OIDC_PROVIDERS: github, google...)",
+        )
+        parser.add_argument(
+            "--link-email", action="store_true",
+            help="a provider's account joins the user its verified email address is known for (else a user of its own)",
         )
         parser.add_argument("--moderator", action="append", default=[], help="username of a site moderator (repeatable)")
 
@@ -34,9 +40,10 @@ class Command(BaseCommand):
         allowed_origins, errors = parse_origins(options["origin"])
         if errors:
             raise CommandError(" ".join(errors))
-        signin = {m.strip() for m in options["signin"].split(",") if m.strip()}
-        if signin - SIGNIN_METHODS:
-            raise CommandError(f"--signin takes {', '.join(sorted(SIGNIN_METHODS))}, not {', '.join(sorted(signin - SIGNIN_METHODS))}")
+        signin = [m.strip() for m in options["signin"].split(",") if m.strip()]
+        known = SIGNIN_METHODS | set(settings.ACCOUNTS_OIDC_PROVIDERS)
+        if set(signin) - known:
+            raise CommandError(f"--signin takes {', '.join(sorted(known))}, not {', '.join(sorted(set(signin) - known))}")
         moderators = []
         for username in options["moderator"]:
             user = User.objects.filter(username=username).first()
@@ -54,6 +61,8 @@ class Command(BaseCommand):
                 "signin_sso": "sso" in signin,
                 "signin_email": "email" in signin,
                 "signin_guests": "guests" in signin,
+                "signin_oidc": [m for m in dict.fromkeys(signin) if m not in SIGNIN_METHODS],
+                "signin_link_email": options["link_email"],
             },
         )
         site.moderators.add(*moderators)
