@@ -8,6 +8,10 @@ class Migration(migrations.Migration):
     dependencies = [
         ('likes', '0002_like_versions'),
     ]
+    # Its foreign keys to comments exist before comments 0005 makes every such key composite.
+    run_before = [
+        ('comments', '0005_citus_keys'),
+    ]
 
     operations = [
         migrations.RemoveIndex(
