@@ -97,6 +97,12 @@ def postgresql_only(sql: str, reverse_sql: str) -> migrations.RunPython:
     return migrations.RunPython(run(sql), run(reverse_sql))
 
 
+def primary_key_with_subject(table: str) -> migrations.RunPython:
+    """On PostgreSQL, ``table``'s primary key ``id`` becomes ``(id, subject_id)`` (and back)."""
+    swap = f"ALTER TABLE {table} DROP CONSTRAINT {table}_pkey, ADD CONSTRAINT {table}_pkey PRIMARY KEY"
+    return postgresql_only(f"{swap} (id, subject_id)", f"{swap} (id)")
+
+
 
 # --- the checks (scripts/check-citus-schema) -----------------------------------------------
 

@@ -11,7 +11,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from comments.citus import postgresql_only
+from comments.citus import primary_key_with_subject
 
 
 class Migration(migrations.Migration):
@@ -38,12 +38,7 @@ class Migration(migrations.Migration):
             model_name='like',
             constraint=models.UniqueConstraint(fields=('comment', 'user', 'subject_id'), name='like_by_comment_user'),
         ),
-        postgresql_only(
-            "ALTER TABLE likes_like DROP CONSTRAINT likes_like_pkey, "
-            "ADD CONSTRAINT likes_like_pkey PRIMARY KEY (id, subject_id)",
-            "ALTER TABLE likes_like DROP CONSTRAINT likes_like_pkey, "
-            "ADD CONSTRAINT likes_like_pkey PRIMARY KEY (id)",
-        ),
+        primary_key_with_subject('likes_like'),
         migrations.RemoveIndex(
             model_name='like',
             name='like_likers_by_time',

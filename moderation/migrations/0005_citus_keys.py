@@ -9,14 +9,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from comments.citus import postgresql_only
-
-
-def _primary_key(table):
-    return postgresql_only(
-        f"ALTER TABLE {table} DROP CONSTRAINT {table}_pkey, ADD CONSTRAINT {table}_pkey PRIMARY KEY (id, subject_id)",
-        f"ALTER TABLE {table} DROP CONSTRAINT {table}_pkey, ADD CONSTRAINT {table}_pkey PRIMARY KEY (id)",
-    )
+from comments.citus import primary_key_with_subject
 
 
 class Migration(migrations.Migration):
@@ -56,6 +49,6 @@ class Migration(migrations.Migration):
             model_name='reviewtask',
             constraint=models.UniqueConstraint(condition=models.Q(('state', 'open')), fields=('comment', 'subject_id'), name='task_one_open_per_comment'),
         ),
-        _primary_key('moderation_report'),
-        _primary_key('moderation_task'),
+        primary_key_with_subject('moderation_report'),
+        primary_key_with_subject('moderation_task'),
     ]

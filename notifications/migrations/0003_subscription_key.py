@@ -3,7 +3,7 @@ PostgreSQL their primary key becomes (id, subject_id)."""
 
 from django.db import migrations
 
-from comments.citus import postgresql_only
+from comments.citus import primary_key_with_subject
 
 
 class Migration(migrations.Migration):
@@ -13,10 +13,5 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        postgresql_only(
-            "ALTER TABLE notifications_subscription DROP CONSTRAINT notifications_subscription_pkey, "
-            "ADD CONSTRAINT notifications_subscription_pkey PRIMARY KEY (id, subject_id)",
-            "ALTER TABLE notifications_subscription DROP CONSTRAINT notifications_subscription_pkey, "
-            "ADD CONSTRAINT notifications_subscription_pkey PRIMARY KEY (id)",
-        ),
+        primary_key_with_subject('notifications_subscription'),
     ]
