@@ -82,7 +82,6 @@ KNOWN_GAPS = {
 }
 
 
-
 def postgresql_only(sql: str, reverse_sql: str) -> migrations.RunPython:
     """A migration step that runs ``sql`` (``reverse_sql`` backwards) on PostgreSQL and does
     nothing elsewhere: the composite keys are the distributed deployment's, and SQLite keeps
@@ -101,7 +100,6 @@ def primary_key_with_subject(table: str) -> migrations.RunPython:
     """On PostgreSQL, ``table``'s primary key ``id`` becomes ``(id, subject_id)`` (and back)."""
     swap = f"ALTER TABLE {table} DROP CONSTRAINT {table}_pkey, ADD CONSTRAINT {table}_pkey PRIMARY KEY"
     return postgresql_only(f"{swap} (id, subject_id)", f"{swap} (id)")
-
 
 
 # --- the checks (scripts/check-citus-schema) -----------------------------------------------
