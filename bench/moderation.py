@@ -110,7 +110,7 @@ def seed_tasks(site, subject) -> int:
     ids = [i for i in Comment.objects.filter(subject=subject).values_list("pk", flat=True) if i not in taken]
     reasons = [["report:spam"], ["word:crypto"], ["spam:links"], ["policy:pre"], ["report:abuse", "word:scam"]]
     batch = [
-        ReviewTask(comment_id=i, site=site, reasons=rng.choice(reasons), priority=rng.choice((0, 1, 5, 10, 20, 25, 40, 60)))
+        ReviewTask(comment_id=i, subject_id=subject.pk, site=site, reasons=rng.choice(reasons), priority=rng.choice((0, 1, 5, 10, 20, 25, 40, 60)))
         for i in ids[: TASKS - have]
     ]
     ReviewTask.objects.bulk_create(batch, batch_size=5000)

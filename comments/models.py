@@ -174,7 +174,10 @@ class PathField(models.CharField):
 
 
 class Comment(models.Model):
-    """The index row of a comment. Its id comes from ``comments.ids.new_id`` before insert."""
+    """The index row of a comment. Its id comes from ``comments.ids.new_id`` before insert.
+
+    On PostgreSQL the primary key is (id, subject_id), for Citus (``comments.citus``); ``id``
+    alone is unique by generation and stays the model's primary key."""
 
     id = models.BigIntegerField(primary_key=True)
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, db_index=False)
@@ -182,13 +185,16 @@ class Comment(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, db_index=False,
         related_name="comments",
     )
+    # The foreign keys between comment tables are composite on PostgreSQL, (reply_to_id,
+    # subject_id) -> (id, subject_id), made by migrations (comments.citus); Django, which cannot
+    # point at a composite key, checks none of its own there.
     reply_to = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="direct_replies",
-        db_index=False,
+        db_index=False, db_constraint=False,
     )
     root = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="thread",
-        db_index=False,
+        db_index=False, db_constraint=False,
     )
     path = PathField(max_length=paths.max_path_length(paths.MAX_DEPTH_SUPPORTED))
     depth = models.PositiveSmallIntegerField(default=0)
@@ -241,11 +247,13 @@ class Comment(models.Model):
             ),
             # subtree and depth-first tree: one range scan over the path
             models.Index(fields=["subject", "path"], name="comment_tree_by_path"),
-            # two-level list 2 (replies of a thread), old/new
-            models.Index(fields=["root", "id"], name="comment_thread_by_time"),
+            # two-level list 2 (replies of a thread), old/new. A thread's queries name its subject
+            # too (comments.citus): with it in the index, PostgreSQL never joins the whole
+            # subject's index to the thread's instead of walking this one.
+            models.Index(fields=["root", "subject", "id"], name="comment_thread_by_time"),
             # reply previews and list 2 sort=hot: most liked first, ties oldest
             models.Index(
-                F("root"), F("like_count").desc(), F("id"), name="comment_thread_by_likes"
+                F("root"), F("subject"), F("like_count").desc(), F("id"), name="comment_thread_by_likes"
             ),
             # a user's history, newest first
             models.Index(F("author"), F("id").desc(), name="comment_user_history"),
@@ -274,8 +282,9 @@ class Comment(models.Model):
 class CommentContent(models.Model):
     """The wide text row of a comment; never read by list scans, fetched by primary key."""
 
+    # Primary key (comment_id, subject_id) and a composite foreign key on PostgreSQL (comments.citus).
     comment = models.OneToOneField(
-        Comment, primary_key=True, on_delete=models.CASCADE, related_name="content"
+        Comment, primary_key=True, on_delete=models.CASCADE, related_name="content", db_constraint=False
     )
     subject_id = models.BigIntegerField()
     body = models.TextField()

@@ -232,7 +232,7 @@ AUTHOR_AND_TARGET = (
 LIST_COLUMNS = (*_ROW, *AUTHOR_AND_TARGET)
 _JOINS = (
     f" LEFT JOIN {_USER} a ON a.id = c.author_id"
-    f" LEFT JOIN {_COMMENT} t ON t.id = c.reply_to_id"
+    f" LEFT JOIN {_COMMENT} t ON t.id = c.reply_to_id AND t.subject_id = c.subject_id"
     f" LEFT JOIN {_USER} ta ON ta.id = t.author_id"
 )
 

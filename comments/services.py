@@ -135,7 +135,7 @@ def _apply_count_delta(comment: Comment, delta: int, *, subject_counted: bool = 
     if top_level:
         return
     ancestors, direct_parents = _counted_ancestors(comment)
-    Comment.objects.filter(pk__in={*ancestors, *direct_parents}).update(
+    Comment.objects.filter(subject_id=comment.subject_id, pk__in={*ancestors, *direct_parents}).update(
         descendant_count=F("descendant_count")
         + Case(When(pk__in=ancestors, then=Value(delta)), default=Value(0)),
         reply_count=F("reply_count")
@@ -207,12 +207,12 @@ def _store_new_comment_in_one_statement(comment: Comment, content: CommentConten
             "reply_floor_seq = reply_floor_seq + CASE WHEN id = %s THEN 1 ELSE 0 END, "
             "descendant_count = descendant_count + CASE WHEN id = ANY(%s::bigint[]) THEN %s ELSE 0 END, "
             "reply_count = reply_count + CASE WHEN id = ANY(%s::bigint[]) THEN %s ELSE 0 END "
-            "WHERE id = ANY(%s::bigint[]) AND (SELECT count(*) FROM subject) = 1 "
+            "WHERE id = ANY(%s::bigint[]) AND subject_id = %s AND (SELECT count(*) FROM subject) = 1 "
             "RETURNING id, reply_floor_seq AS floor)"
         )
         step_params = [
             delta, comment.subject_id, comment.root_id, ancestors, delta, direct, delta,
-            sorted({*ancestors, *direct}),
+            sorted({*ancestors, *direct}), comment.subject_id,
         ]
         floor_from = f"taken WHERE taken.id = {int(comment.root_id)}"
     sql = (
@@ -283,7 +283,7 @@ def _lock_comment(comment_id: int) -> Comment:
     if subject_id is None:
         raise NotFound()
     _lock_subject(subject_id)
-    return Comment.objects.select_for_update().get(pk=comment_id)
+    return Comment.objects.select_for_update().get(pk=comment_id, subject_id=subject_id)
 
 
 def comment_lock(comment_id: int) -> Comment:
@@ -341,11 +341,11 @@ def comment_create(
     parent = None
     if reply_to_id is not None:
         parent = (
-            Comment.objects.select_related("author").filter(pk=reply_to_id).first()
+            Comment.objects.select_related("author").filter(pk=reply_to_id, subject_id=subject.id).first()
         )
-        if parent is None:
+        if parent is None and not Comment.objects.filter(pk=reply_to_id).exists():
             raise NotFound("The comment replied to does not exist.")
-        if parent.subject_id != subject.id:
+        if parent is None:
             raise InvalidInput(
                 "reply_to_id belongs to another subject.",
                 fields={"reply_to_id": ["The comment replied to is in another subject."]},
@@ -416,7 +416,7 @@ def comment_set_status(
         if to_status != Status.PUBLISHED:
             # Flags belong to published comments only.
             updates.update(pinned=False, featured=False)
-        Comment.objects.filter(pk=comment_id).update(**updates)
+        Comment.objects.filter(pk=comment_id, subject_id=subject_id).update(**updates)
         for name, value in updates.items():
             setattr(comment, name, value)
         if was != now:
@@ -457,7 +457,7 @@ def comment_set_flags(*, comment_id: int, pinned: bool | None = None, featured: 
             if pinned_now >= settings.COMMENTS_PINNED_LIMIT:
                 raise InvalidInput(f"This discussion already has {pinned_now} pinned comments; unpin one first.")
         if changes:
-            Comment.objects.filter(pk=comment_id).update(**changes)
+            Comment.objects.filter(pk=comment_id, subject_id=subject_id).update(**changes)
             for name, value in changes.items():
                 setattr(comment, name, value)
             pages_change(subject_id)
@@ -503,8 +503,10 @@ def comment_edit(*, comment: Comment, editor: User, body: object) -> Comment:
         current = _lock_comment(comment.id)
         _check_editable(current, editor)
         to_status = decision.status if current.status == comment.status else current.status
-        CommentContent.objects.filter(pk=comment.id).update(body=decision.body, html=html, mentions=mentions)
-        Comment.objects.filter(pk=comment.id).update(edited_at=now)
+        CommentContent.objects.filter(pk=comment.id, subject_id=comment.subject_id).update(
+            body=decision.body, html=html, mentions=mentions
+        )
+        Comment.objects.filter(pk=comment.id, subject_id=comment.subject_id).update(edited_at=now)
         pages_change(comment.subject_id)
         if to_status != current.status:
             current, _ = comment_set_status(comment_id=comment.id, to_status=to_status, actor=editor)

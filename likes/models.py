@@ -17,7 +17,8 @@ from django.db.models import Q
 class Like(models.Model):
     """One user's like of one comment; ``subject_id`` rides along for co-location."""
 
-    comment = models.ForeignKey("comments.Comment", on_delete=models.CASCADE, db_index=False)
+    # (comment_id, subject_id) -> the comment's (id, subject_id) on PostgreSQL (comments.citus).
+    comment = models.ForeignKey("comments.Comment", on_delete=models.CASCADE, db_index=False, db_constraint=False)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, db_index=False)
     subject_id = models.BigIntegerField()
     # When the like was given (kept across repeated likes; the likers list is ordered by it).
@@ -28,14 +29,19 @@ class Like(models.Model):
     version = models.BigIntegerField(default=0)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["comment", "user"], name="like_by_comment_user")]
+        # Every key carries subject_id, the distribution column (comments.citus); last, so the
+        # key still serves lookups by comment.
+        constraints = [models.UniqueConstraint(fields=["comment", "user", "subject_id"], name="like_by_comment_user")]
         # "liked" flags of a page (the database fallback) probe the unique (comment, user)
         # index above, one entry per comment; a second index by user would cost every flush an
         # index insert per like for no read.
         indexes = [
             # the likers list, oldest like first (the database fallback, and rebuilding Redis)
+            # (subject_id rides along on PostgreSQL, so that the likers read with their comment,
+            # joined on it for Citus, stay an index-only scan)
             models.Index(
-                fields=["comment", "created_at", "user"], condition=Q(active=True), name="like_likers_by_time"
+                fields=["comment", "created_at", "user"], condition=Q(active=True), include=["subject_id"],
+                name="like_likers_by_time",
             ),
         ]
 

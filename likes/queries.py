@@ -44,9 +44,11 @@ def liked_sql(user_id: int) -> tuple[str, list]:
     """Over a ``comment_content`` row aliased ``cc``: does ``user_id`` like that comment? One
     probe of the unique (comment, user) index. ``active`` is read from the row, not put in the
     condition: with it there, PostgreSQL answered from the partial likers index instead, whose
-    order puts the user last, reading every liker of a popular comment."""
+    order puts the user last, reading every liker of a popular comment. The subject completes
+    the unique key, and on Citus keeps the probe on the comment's shard (comments.citus)."""
     return (
-        f"COALESCE((SELECT lk.active FROM {_LIKE} lk WHERE lk.comment_id = cc.comment_id AND lk.user_id = %s), 0 = 1)",
+        f"COALESCE((SELECT lk.active FROM {_LIKE} lk WHERE lk.comment_id = cc.comment_id AND lk.user_id = %s "
+        f"AND lk.subject_id = cc.subject_id), 0 = 1)",
         [user_id],
     )
 

@@ -47,9 +47,16 @@ class LikeAction:
 # --- the one writer of like rows ------------------------------------------------------------
 
 
-def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = False) -> dict[int, int]:
+def like_actions_apply(
+    actions: Iterable[LikeAction], *, subject_id: int | None = None, mark_stale: bool = False
+) -> dict[int, int]:
     """Write the newest action of each (comment, user) pair that is newer than what its row
     holds, and move ``like_count`` by the difference; ``{comment_id: change}``.
+
+    ``subject_id``: the subject of every action, when the caller knows it (the flush reads one
+    subject's stream, a direct like has its comment at hand). Every statement then names it,
+    so on Citus each is a router query to that subject's shard (comments.citus); actions on
+    comments of another subject are dropped, as those on comments that are gone.
 
     One transaction. Actions on comments or users that no longer exist are dropped. Lock
     order as in the comment core: the subjects' rows first, then like rows, then comments.
@@ -62,7 +69,7 @@ def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = Fals
             newest[pair] = action
     if not newest:
         return {}
-    comment_subjects = dict(_existing(Comment, "subject_id", {c for c, _ in newest}))
+    comment_subjects = dict(_existing_comments({c for c, _ in newest}, subject_id))
     users = {pk for pk, _ in _existing(User, "id", {u for _, u in newest})}
     newest = {pair: a for pair, a in newest.items() if pair[0] in comment_subjects and pair[1] in users}
     if not newest:
@@ -87,7 +94,7 @@ def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = Fals
                 if pending.pop((comment_id, user_id)).liked:
                     changes[comment_id] += 1
             # The rest have rows: locked, and moved to the newest action when it is newer.
-            for row_id, comment_id, user_id, active, version in _locked_rows(list(pending)):
+            for row_id, comment_id, user_id, active, version in _locked_rows(list(pending), subject_id):
                 action = pending.pop((comment_id, user_id))
                 new_version = action.version if action.version is not None else max(version + 1, _clock_version())
                 if new_version <= version:
@@ -98,8 +105,8 @@ def like_actions_apply(actions: Iterable[LikeAction], *, mark_stale: bool = Fals
                     changes[comment_id] += 1 if action.liked else -1
         if pending:
             raise RuntimeError(f"like rows of {len(pending)} pair(s) could be neither inserted nor found")
-        _update_rows(updates)
-        _add_like_counts({c: d for c, d in changes.items() if d})
+        _update_rows(updates, subject_id)
+        _add_like_counts({c: d for c, d in changes.items() if d}, subject_id)
         if mark_stale:
             now = timezone.now()
             StaleLikeState.objects.bulk_create(
@@ -138,6 +145,30 @@ def _existing(model, column: str, ids: set[int]) -> list[tuple[int, int]]:
     return found
 
 
+def _within(alias: str, subject_id: int | None) -> tuple[str, list]:
+    """`` AND alias.subject_id = %s`` when the subject is known: the distribution column,
+    so that Citus routes the statement (comments.citus)."""
+    if subject_id is None:
+        return "", []
+    return f" AND {alias}.subject_id = %s", [subject_id]
+
+
+def _existing_comments(ids: set[int], subject_id: int | None) -> list[tuple[int, int]]:
+    """``(id, subject_id)`` of the comments among ``ids`` (of ``subject_id`` only, if given)."""
+    if subject_id is None:
+        return _existing(Comment, "subject_id", ids)
+    within, within_params = _within("t", subject_id)
+    found = []
+    with connection.cursor() as cursor:
+        for source, params in bulk_rows.sources([("id", "bigint")], [(i,) for i in ids]):
+            cursor.execute(
+                f"SELECT t.id, t.subject_id FROM {_COMMENT_TABLE} t JOIN {source} ON t.id = x.id{within}",
+                [*params, *within_params],
+            )
+            found += cursor.fetchall()
+    return found
+
+
 def _insert_rows(rows: list[tuple[int, int, int, bool, int, int]]) -> list[tuple[int, int]]:
     """Insert like rows (comment, user, subject, active, version, time in ms) for pairs that have
     none; returns the pairs inserted."""
@@ -149,49 +180,52 @@ def _insert_rows(rows: list[tuple[int, int, int, bool, int, int]]) -> list[tuple
             cursor.execute(
                 f"INSERT INTO {_LIKE_TABLE} (comment_id, user_id, subject_id, active, version, created_at) "
                 f"SELECT x.c, x.u, x.s, x.a, x.v, x.t FROM {source} WHERE 1 = 1 "
-                f"ON CONFLICT (comment_id, user_id) DO NOTHING RETURNING comment_id, user_id",
+                f"ON CONFLICT (comment_id, user_id, subject_id) DO NOTHING RETURNING comment_id, user_id",
                 params,
             )
             inserted += cursor.fetchall()
     return inserted
 
 
-def _locked_rows(pairs: list[tuple[int, int]]):
+def _locked_rows(pairs: list[tuple[int, int]], subject_id: int | None):
     """``(id, comment_id, user_id, active, version)`` of the pairs' existing rows, locked."""
     lock = " FOR UPDATE OF l" if connection.features.has_select_for_update_of else ""
+    within, within_params = _within("l", subject_id)
     rows = []
     with connection.cursor() as cursor:
         for source, params in bulk_rows.sources([("c", "bigint"), ("u", "bigint")], pairs):
             cursor.execute(
                 f"SELECT l.id, l.comment_id, l.user_id, l.active, l.version FROM {_LIKE_TABLE} l "
-                f"JOIN {source} ON l.comment_id = x.c AND l.user_id = x.u ORDER BY l.id{lock}",
-                params,
+                f"JOIN {source} ON l.comment_id = x.c AND l.user_id = x.u{within} ORDER BY l.id{lock}",
+                [*params, *within_params],
             )
             rows.extend(cursor.fetchall())
     return [(i, c, u, bool(a), v) for i, c, u, a, v in rows]
 
 
-def _update_rows(updates: list[tuple[int, bool, int, int, bool]]) -> None:
+def _update_rows(updates: list[tuple[int, bool, int, int, bool]], subject_id: int | None) -> None:
     """Set active and version of like rows, and the time of those that become a new like; one
     statement (SQLite: per chunk)."""
     columns = [("id", "bigint"), ("a", "boolean"), ("v", "bigint"), ("t", "ms"), ("n", "boolean")]
+    within, within_params = _within(_LIKE_TABLE, subject_id)
     with connection.cursor() as cursor:
         for source, params in bulk_rows.sources(columns, updates):
             cursor.execute(
                 f"UPDATE {_LIKE_TABLE} SET active = x.a, version = x.v, "
                 f"created_at = CASE WHEN x.n THEN x.t ELSE {_LIKE_TABLE}.created_at END "
-                f"FROM {source} WHERE {_LIKE_TABLE}.id = x.id",
-                params,
+                f"FROM {source} WHERE {_LIKE_TABLE}.id = x.id{within}",
+                [*params, *within_params],
             )
 
 
-def _add_like_counts(changes: dict[int, int]) -> None:
+def _add_like_counts(changes: dict[int, int], subject_id: int | None) -> None:
+    within, within_params = _within(_COMMENT_TABLE, subject_id)
     with connection.cursor() as cursor:
         for source, params in bulk_rows.sources([("id", "bigint"), ("d", "integer")], sorted(changes.items())):
             cursor.execute(
                 f"UPDATE {_COMMENT_TABLE} SET like_count = {_COMMENT_TABLE}.like_count + x.d "
-                f"FROM {source} WHERE {_COMMENT_TABLE}.id = x.id",
-                params,
+                f"FROM {source} WHERE {_COMMENT_TABLE}.id = x.id{within}",
+                [*params, *within_params],
             )
 
 
@@ -259,10 +293,11 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
 def _like_in_database(comment, user: User, liked: bool) -> tuple[int, bool]:
     like_actions_apply(
         [LikeAction(comment_id=comment.pk, user_id=user.pk, liked=liked, at_ms=live.now_ms())],
+        subject_id=comment.subject_id,
         # Redis is configured but did not answer: its state of this comment falls behind.
         mark_stale=bool(settings.LIKES_REDIS_URL),
     )
-    count = Comment.objects.filter(pk=comment.pk).values_list("like_count", flat=True).first() or 0
+    count = Comment.objects.filter(pk=comment.pk, subject_id=comment.subject_id).values_list("like_count", flat=True).first() or 0
     return count, liked
 
 
@@ -355,7 +390,7 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
                 break
             parsed = [_action(i, f) for i, f in entries]
             actions = [a for a in parsed if a is not None]
-            changes = like_actions_apply(actions)
+            changes = like_actions_apply(actions, subject_id=subject_id)
             live.acknowledge(r, subject_id, [(i, None if a is None else a.comment_id) for (i, _), a in zip(entries, parsed)])
             report.events += len(entries)
             report.changed_comments += len(changes)

@@ -99,7 +99,7 @@ def read_rows(comment_id: int) -> Rows:
         likers_sql = (
             f", CASE WHEN c.like_count BETWEEN 1 AND {int(SMALL_STATE)} THEN (SELECT array_agg(p.v ORDER BY l.created_at, l.user_id, p.k) "
             f"FROM {_LIKE} l CROSS JOIN LATERAL (VALUES (0, floor(extract(epoch FROM l.created_at) * 1000)::bigint), (1, l.user_id)) p (k, v) "
-            f"WHERE l.comment_id = c.id AND l.active) END"
+            f"WHERE l.comment_id = c.id AND l.subject_id = c.subject_id AND l.active) END"
         )
     row = rowsql.fetch_one(
         f"SELECT c.subject_id, s.site_id, c.status, c.visibility, s.state, c.like_count{likers_sql} "

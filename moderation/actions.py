@@ -44,7 +44,7 @@ class ModerationAction:
             return
         if not is_site_moderator(self.actor, self.comment.subject.site):
             raise PermissionDenied("Only moderators of this site may do that.")
-        review_task_claim_check(comment_id=self.comment.pk, moderator=self.actor)
+        review_task_claim_check(comment_id=self.comment.pk, subject_id=self.comment.subject_id, moderator=self.actor)
 
     def change(self) -> tuple[str | None, str | None]:
         """Make the change; returns the status before and after (None for flag changes)."""
@@ -58,7 +58,7 @@ class ModerationAction:
             self.comment = comment_lock(self.comment.pk)
             self.check()
             from_status, to_status = self.change()
-            review_tasks_close(comment_id=self.comment.pk, actor=self.actor, decision=self.name)
+            review_tasks_close(comment_id=self.comment.pk, subject_id=self.comment.subject_id, actor=self.actor, decision=self.name)
             audit_write(
                 site_id=self.comment.subject.site_id, actor=self.actor, action=self.name,
                 comment_id=self.comment.pk, from_status=from_status, to_status=to_status, reason=self.reason,
@@ -153,7 +153,7 @@ class DismissReports(ModerationAction):
             raise InvalidInput(f"Only a published comment's reports can be dismissed; this one is {self.comment.status}.")
 
     def change(self):
-        reasons = reports_dismiss(comment_id=self.comment.pk)
+        reasons = reports_dismiss(comment_id=self.comment.pk, subject_id=self.comment.subject_id)
         if not reasons:
             raise InvalidInput("The comment has no reports to dismiss.")
         dismissed = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))

@@ -75,7 +75,8 @@ class ReportReason(models.TextChoices):
 class Report(models.Model):
     """A reader's report of a comment: one per user per comment."""
 
-    comment = models.ForeignKey("comments.Comment", on_delete=models.CASCADE, related_name="reports", db_index=False)
+    # (comment_id, subject_id) -> the comment's (id, subject_id) on PostgreSQL (comments.citus).
+    comment = models.ForeignKey("comments.Comment", on_delete=models.CASCADE, related_name="reports", db_index=False, db_constraint=False)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
     subject_id = models.BigIntegerField()
     reason = models.CharField(max_length=8, choices=ReportReason.choices)
@@ -84,7 +85,7 @@ class Report(models.Model):
 
     class Meta:
         db_table = "moderation_report"
-        constraints = [models.UniqueConstraint(fields=["comment", "user"], name="report_once_per_user")]
+        constraints = [models.UniqueConstraint(fields=["comment", "user", "subject_id"], name="report_once_per_user")]
 
 
 class TaskState(models.TextChoices):
@@ -96,7 +97,9 @@ class ReviewTask(models.Model):
     """A comment waiting for a moderator's decision. At most one open task per comment; new
     reasons join it and raise its priority."""
 
-    comment = models.ForeignKey("comments.Comment", on_delete=models.CASCADE, related_name="review_tasks", db_index=False)
+    # (comment_id, subject_id) -> the comment's (id, subject_id) on PostgreSQL (comments.citus).
+    comment = models.ForeignKey("comments.Comment", on_delete=models.CASCADE, related_name="review_tasks", db_index=False, db_constraint=False)
+    subject_id = models.BigIntegerField()
     site = models.ForeignKey("comments.Site", on_delete=models.CASCADE, related_name="+", db_index=False)
     # ["word:<word>", "report:spam", "spam:links", "policy:pre", ...], oldest first, no repeats.
     reasons = models.JSONField(default=list)
@@ -112,7 +115,7 @@ class ReviewTask(models.Model):
     class Meta:
         db_table = "moderation_task"
         constraints = [
-            models.UniqueConstraint(fields=["comment"], condition=Q(state="open"), name="task_one_open_per_comment"),
+            models.UniqueConstraint(fields=["comment", "subject_id"], condition=Q(state="open"), name="task_one_open_per_comment"),
         ]
         indexes = [
             # the queue: a site's open (or done) tasks, highest priority first, then oldest

@@ -138,20 +138,20 @@ def review_task_open(*, comment_id: int, reasons: list[str]) -> ReviewTask | Non
     A comment's first open task is one ``INSERT`` with its priority: the common case is a
     comment held as it is posted, and this runs on that request's commit. Only when an open
     task exists does it take the task's row lock and merge the reasons."""
-    place = Comment.objects.filter(pk=comment_id).values_list("author_id", "subject__site_id").first()
+    place = Comment.objects.filter(pk=comment_id).values_list("author_id", "subject_id", "subject__site_id").first()
     if place is None:
         return None
-    author_id, site_id = place
+    author_id, subject_id, site_id = place
     trusted = author_id is not None and "trust" in standing_of(site_id=site_id, user_id=author_id)
     reasons = list(dict.fromkeys(reasons))
     with transaction.atomic():
-        reporters = Report.objects.filter(comment_id=comment_id).count()
+        reporters = Report.objects.filter(comment_id=comment_id, subject_id=subject_id).count()
         for _ in range(3):  # again only if the open task was closed between the two steps
             priority = review_task_priority(reasons=reasons, reporters=reporters, author_trusted=trusted)
-            task = _insert_open_task(comment_id=comment_id, site_id=site_id, reasons=reasons, priority=priority)
+            task = _insert_open_task(comment_id=comment_id, subject_id=subject_id, site_id=site_id, reasons=reasons, priority=priority)
             if task is not None:
                 return task
-            task = ReviewTask.objects.select_for_update().filter(comment_id=comment_id, state=TaskState.OPEN).first()
+            task = ReviewTask.objects.select_for_update().filter(comment_id=comment_id, subject_id=subject_id, state=TaskState.OPEN).first()
             if task is not None:
                 task.reasons = list(dict.fromkeys([*task.reasons, *reasons]))
                 task.priority = review_task_priority(reasons=task.reasons, reporters=reporters, author_trusted=trusted)
@@ -163,24 +163,24 @@ def review_task_open(*, comment_id: int, reasons: list[str]) -> ReviewTask | Non
 _TASK_TABLE = connection.ops.quote_name(ReviewTask._meta.db_table)
 
 
-def _insert_open_task(*, comment_id: int, site_id: int, reasons: list[str], priority: int) -> ReviewTask | None:
+def _insert_open_task(*, comment_id: int, subject_id: int, site_id: int, reasons: list[str], priority: int) -> ReviewTask | None:
     """Insert the comment's open task unless it has one (the partial unique index decides,
     so concurrent openers cannot both insert); None when it has one."""
     now = timezone.now()
     as_json = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {_TASK_TABLE} (comment_id, site_id, reasons, priority, state, decision, created_at) "
-            f"VALUES (%s, %s, {as_json}, %s, %s, '', %s) "
-            f"ON CONFLICT (comment_id) WHERE state = '{TaskState.OPEN}' DO NOTHING RETURNING id",
-            [comment_id, site_id, json.dumps(reasons), priority, TaskState.OPEN,
+            f"INSERT INTO {_TASK_TABLE} (comment_id, subject_id, site_id, reasons, priority, state, decision, created_at) "
+            f"VALUES (%s, %s, %s, {as_json}, %s, %s, '', %s) "
+            f"ON CONFLICT (comment_id, subject_id) WHERE state = '{TaskState.OPEN}' DO NOTHING RETURNING id",
+            [comment_id, subject_id, site_id, json.dumps(reasons), priority, TaskState.OPEN,
              connection.ops.adapt_datetimefield_value(now)],
         )
         row = cursor.fetchone()
     if row is None:
         return None
     task = ReviewTask(
-        id=row[0], comment_id=comment_id, site_id=site_id, reasons=reasons, priority=priority,
+        id=row[0], comment_id=comment_id, subject_id=subject_id, site_id=site_id, reasons=reasons, priority=priority,
         state=TaskState.OPEN, decision="", created_at=now,
     )
     task._state.adding, task._state.db = False, connection.alias
@@ -220,9 +220,9 @@ def review_task_claims_expire() -> int:
     )
 
 
-def review_tasks_close(*, comment_id: int, actor: User | None, decision: str) -> int:
+def review_tasks_close(*, comment_id: int, subject_id: int, actor: User | None, decision: str) -> int:
     """Close every open task of the comment; call inside the decision's transaction."""
-    return ReviewTask.objects.filter(comment_id=comment_id, state=TaskState.OPEN).update(
+    return ReviewTask.objects.filter(comment_id=comment_id, subject_id=subject_id, state=TaskState.OPEN).update(
         state=TaskState.DONE, decided_by=actor, decision=decision, decided_at=timezone.now(),
         claimed_by=None, claim_expires_at=None,
     )
@@ -257,7 +257,7 @@ def report_create(*, comment, reporter: User, reason: str, detail: str = "") -> 
         raise NotFound("Unknown comment.")
     participation_check(comment.site_id, reporter.pk)
     check_subject_open(subject_state=comment.subject_state, site_id=comment.site_id, user=reporter)
-    existing = Report.objects.filter(comment_id=comment.pk, user=reporter).first()
+    existing = Report.objects.filter(comment_id=comment.pk, user=reporter, subject_id=comment.subject_id).first()
     if existing is not None:
         return existing, False
     try:
@@ -267,8 +267,8 @@ def report_create(*, comment, reporter: User, reason: str, detail: str = "") -> 
             )
             transaction.on_commit(lambda: signals.report_created.send(sender=Report, report_id=report.pk))
     except IntegrityError:
-        return Report.objects.get(comment_id=comment.pk, user=reporter), False
-    reporters = Report.objects.filter(comment_id=comment.pk).count()
+        return Report.objects.get(comment_id=comment.pk, user=reporter, subject_id=comment.subject_id), False
+    reporters = Report.objects.filter(comment_id=comment.pk, subject_id=comment.subject_id).count()
     threshold = Site.objects.filter(pk=comment.site_id).values_list("report_threshold", flat=True).first() or 0
     if comment.status == Status.PUBLISHED and reporters >= threshold:
         comment_hold(comment_id=comment.pk, site_id=comment.site_id, why=f"{reporters} reports")
@@ -276,24 +276,26 @@ def report_create(*, comment, reporter: User, reason: str, detail: str = "") -> 
     return report, True
 
 
-def reports_dismiss(*, comment_id: int) -> Counter[str]:
+def reports_dismiss(*, comment_id: int, subject_id: int) -> Counter[str]:
     """Remove a comment's reports, found unfounded by a moderator, so they count towards no
     threshold and no task's priority again (a reader may report it anew); returns how many
     there were of each reason, for the audit entry. Call inside the decision's transaction
     (``actions``)."""
-    reports = Report.objects.filter(comment_id=comment_id)
+    reports = Report.objects.filter(comment_id=comment_id, subject_id=subject_id)
     reasons = Counter(reports.values_list("reason", flat=True))
     reports.delete()
     return reasons
 
 
-def review_task_claim_check(*, comment_id: int, moderator: User) -> None:
+def review_task_claim_check(*, comment_id: int, subject_id: int, moderator: User) -> None:
     """Refuse a moderator's action on a comment whose open review task another moderator
     holds (a claim still running), so two moderators never work one task: every moderation
     action checks it (``actions.ModerationAction.check``). The holder's own actions and
     unclaimed or lapsed tasks pass."""
     holder = (
-        ReviewTask.objects.filter(comment_id=comment_id, state=TaskState.OPEN, claim_expires_at__gt=timezone.now())
+        ReviewTask.objects.filter(
+            comment_id=comment_id, subject_id=subject_id, state=TaskState.OPEN, claim_expires_at__gt=timezone.now()
+        )
         .exclude(claimed_by__isnull=True).exclude(claimed_by=moderator)
         .select_related("claimed_by").first()
     )

@@ -14,30 +14,31 @@ from .cursors import Page, decode_cursor, excluding, head_then_tail, keyset, key
 from .present import in_order, present_comments
 from .visibility import Viewer, authenticated, visible_sql
 
-def _reply_previews(root_ids: list[int], viewer: Viewer, per_root: int) -> dict[int, list[rowsql.CommentRow]]:
+def _reply_previews(subject_id: int, root_ids: list[int], viewer: Viewer, per_root: int) -> dict[int, list[rowsql.CommentRow]]:
     """Up to ``per_root`` hottest visible replies of each root (most likes, ties oldest), in one
     query. PostgreSQL: ``ORDER BY like_count DESC, id LIMIT n`` per root in a LATERAL join over
     the ``comment_thread_by_likes`` index, so a thread of 10,000 replies costs ``n`` index
-    entries. Elsewhere (SQLite) a window function ranks the replies of the page's roots."""
+    entries. Elsewhere (SQLite) a window function ranks the replies of the page's roots.
+    The roots' subject is named too, for a Citus router query (comments.citus)."""
     if not root_ids or per_root <= 0:
         return {}
     visible = visible_sql(viewer, "p")
     table = connection.ops.quote_name(Comment._meta.db_table)
     if connection.vendor == "postgresql":
         chosen = (
-            f"c.id IN (SELECT x.id FROM unnest(%s::bigint[]) AS r(root_id) CROSS JOIN LATERAL ("
-            f"SELECT p.id FROM {table} p WHERE p.root_id = r.root_id AND {visible.text} "
+            f"c.subject_id = %s AND c.id IN (SELECT x.id FROM unnest(%s::bigint[]) AS r(root_id) CROSS JOIN LATERAL ("
+            f"SELECT p.id FROM {table} p WHERE p.root_id = r.root_id AND p.subject_id = %s AND {visible.text} "
             f"ORDER BY p.like_count DESC, p.id ASC LIMIT %s) AS x)"
         )
-        chosen = Sql(chosen, (list(root_ids), *visible.params, per_root))
+        chosen = Sql(chosen, (subject_id, list(root_ids), subject_id, *visible.params, per_root))
     else:
         among, among_params = rowsql.any_of("p.root_id", root_ids)
         chosen = (
-            f"c.id IN (SELECT ranked.id FROM (SELECT p.id, ROW_NUMBER() OVER (PARTITION BY p.root_id "
+            f"c.subject_id = %s AND c.id IN (SELECT ranked.id FROM (SELECT p.id, ROW_NUMBER() OVER (PARTITION BY p.root_id "
             f"ORDER BY p.like_count DESC, p.id ASC) AS rank FROM {table} p "
-            f"WHERE {among} AND {visible.text}) AS ranked WHERE ranked.rank <= %s)"
+            f"WHERE {among} AND p.subject_id = %s AND {visible.text}) AS ranked WHERE ranked.rank <= %s)"
         )
-        chosen = Sql(chosen, (*among_params, *visible.params, per_root))
+        chosen = Sql(chosen, (subject_id, *among_params, subject_id, *visible.params, per_root))
     previews: dict[int, list[rowsql.CommentRow]] = {}
     for reply in rowsql.fetch(chosen, order=(("root_id", "asc"), ("like_count", "desc"), ("id", "asc"))):
         previews.setdefault(reply.root_id, []).append(reply)
@@ -79,7 +80,7 @@ def list_two_level(
         scope=scope, cursor=cursor, limit=limit,
         first_page_rows=first_page_rows, head_rows=head_rows, tail_rows=tail_rows,
     )
-    previews = _reply_previews([c.pk for c in page], viewer, replies)
+    previews = _reply_previews(subject.pk, [c.pk for c in page], viewer, replies)
     every = page + [r for rs in previews.values() for r in rs]
     shown = present_comments(every, viewer)
     items = []
@@ -97,7 +98,7 @@ def list_replies(root: Comment, viewer: Viewer, *, sort: str, limit: int, cursor
     if root.depth != 0:
         raise InvalidInput("Replies are listed for top-level comments only.")
     scope = f"replies:{root.pk}:{sort}"
-    replies = Sql("c.root_id = %s", (root.pk,)) & visible_sql(viewer)
+    replies = Sql("c.subject_id = %s AND c.root_id = %s", (root.subject_id, root.pk)) & visible_sql(viewer)
     if sort in ("old", "new"):
         after = keyset_after(decode_cursor(cursor, scope))
         rows, next_cursor = keyset(
@@ -131,7 +132,7 @@ def list_flat(subject: Subject, viewer: Viewer, *, sort: str, limit: int, cursor
     )
     if mode != Mode.STACKED:
         return Page(items=in_order(rows, present_comments(rows, viewer)), next_cursor=next_cursor)
-    ancestors = rowsql.fetch_ids({a for c in rows for a in c.ancestor_ids()})
+    ancestors = rowsql.fetch_ids({a for c in rows for a in c.ancestor_ids()}, Sql("c.subject_id = %s", (subject.pk,)))
     shown = present_comments([*rows, *ancestors], viewer)
     items = []
     for c in rows:
@@ -147,7 +148,7 @@ def comment_chain(comment: Comment, viewer: Viewer) -> list[dict]:
     if comment.reply_to_id is not None and comment.reply_to_id not in ids:
         # Stored as a sibling at the depth cap: the chain still ends with what it answers.
         ids = ids[:-1] + [comment.reply_to_id, comment.pk]
-    rows = {c.pk: c for c in rowsql.fetch_ids(ids[:-1])}
+    rows = {c.pk: c for c in rowsql.fetch_ids(ids[:-1], Sql("c.subject_id = %s", (comment.subject_id,)))}
     rows[comment.pk] = comment
     shown = present_comments(rows.values(), viewer)
     return [shown[i] for i in ids if i in shown]

@@ -86,7 +86,7 @@ def _with_viewer_likes(entry: bytes, subject_id: int, viewer: Viewer) -> bytes:
         return entry
     live = hooks.page_like_state([(c["id"], subject_id) for c in shown], viewer.user_id) or {}
     readable = {c["id"] for c in shown if c["id"] not in live and c["status"] not in GONE_STATUSES}
-    liked = _liked_ids(readable, viewer.user_id)
+    liked = _liked_ids(readable, subject_id, viewer.user_id)
     for c in shown:
         state = live.get(c["id"])
         if state is not None:
@@ -96,8 +96,9 @@ def _with_viewer_likes(entry: bytes, subject_id: int, viewer: Viewer) -> bytes:
     return encoding.dumps(page)
 
 
-def _liked_ids(comment_ids: set[int], user_id: int) -> set[int]:
-    """Which of ``comment_ids`` the user likes, by the likes app's ``liked`` expression."""
+def _liked_ids(comment_ids: set[int], subject_id: int, user_id: int) -> set[int]:
+    """Which of ``comment_ids`` (of the subject's page) the user likes, by the likes app's
+    ``liked`` expression."""
     expression = hooks.liked_sql(user_id)
     if not comment_ids or expression is None:
         return set()
@@ -105,5 +106,8 @@ def _liked_ids(comment_ids: set[int], user_id: int) -> set[int]:
     among, among_params = rowsql.any_of("cc.comment_id", comment_ids)
     table = connection.ops.quote_name(CommentContent._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT cc.comment_id FROM {table} cc WHERE {among} AND {liked}", [*among_params, *params])
+        cursor.execute(
+            f"SELECT cc.comment_id FROM {table} cc WHERE {among} AND cc.subject_id = %s AND {liked}",
+            [*among_params, subject_id, *params],
+        )
         return {row[0] for row in cursor.fetchall()}

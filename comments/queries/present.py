@@ -35,17 +35,19 @@ def _shown_status(viewer: Viewer, comment: Comment, placeholder: bool) -> str:
     return comment.status
 
 
-def _contents(comment_ids: list[int], liked_expression: tuple[str, list] | None) -> dict[int, tuple[str, str, bool]]:
+def _contents(comment_ids: list[int], subject_ids: set[int], liked_expression: tuple[str, list] | None) -> dict[int, tuple[str, str, bool]]:
     """``{id: (body, html, liked)}`` in one query by primary key; ``liked`` is False unless the
-    expression (``hooks.liked_sql``) is given."""
+    expression (``hooks.liked_sql``) is given. The comments' subjects name the shards they are
+    on, should the tables be distributed (comments.citus)."""
     if not comment_ids:
         return {}
     table = connection.ops.quote_name(CommentContent._meta.db_table)
     liked, params = liked_expression or ("0 = 1", [])
     among, among_params = rowsql.any_of("cc.comment_id", comment_ids)
-    sql = f"SELECT cc.comment_id, cc.body, cc.html, {liked} FROM {table} cc WHERE {among}"
+    of_subjects, subject_params = rowsql.any_of("cc.subject_id", subject_ids)
+    sql = f"SELECT cc.comment_id, cc.body, cc.html, {liked} FROM {table} cc WHERE {among} AND {of_subjects}"
     with replicas.read_connection().cursor() as cursor:
-        cursor.execute(sql, [*params, *among_params])
+        cursor.execute(sql, [*params, *among_params, *subject_params])
         return {row[0]: (row[1], row[2], bool(row[3])) for row in cursor.fetchall()}
 
 
@@ -69,7 +71,8 @@ def present_comments(rows: Iterable[Comment], viewer: Viewer, *, just_written: b
         like_state = hooks.page_like_state([(c.pk, c.subject_id) for c in rows], viewer.user_id) or {}
         readable = [pk for pk, hidden in placeholders.items() if not hidden]
         every_live = all(c.pk in like_state for c in rows)
-        contents = _contents(readable, None if every_live else hooks.liked_sql(viewer.user_id))
+        subjects = {c.subject_id for c in rows}
+        contents = _contents(readable, subjects, None if every_live else hooks.liked_sql(viewer.user_id))
     out = {}
     for c in rows:
         placeholder = placeholders[c.pk]

@@ -168,7 +168,7 @@ def comment_for_viewer(comment_id: int, user) -> tuple[Comment, Viewer]:
         f"{_SUBJECT_COLUMNS.sql}, {_COMMENT_SITE_COLUMNS.sql}, {viewer_columns} "
         f"FROM {q(Comment._meta.db_table)} c "
         f"LEFT JOIN {q(User._meta.db_table)} a ON a.id = c.author_id "
-        f"LEFT JOIN {q(Comment._meta.db_table)} t ON t.id = c.reply_to_id "
+        f"LEFT JOIN {q(Comment._meta.db_table)} t ON t.id = c.reply_to_id AND t.subject_id = c.subject_id "
         f"LEFT JOIN {q(User._meta.db_table)} ta ON ta.id = t.author_id "
         f"JOIN {q(Subject._meta.db_table)} s ON s.id = c.subject_id "
         f"JOIN {q(Site._meta.db_table)} st ON st.id = s.site_id WHERE c.id = %s"

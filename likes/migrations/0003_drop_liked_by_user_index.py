@@ -8,6 +8,10 @@ class Migration(migrations.Migration):
     dependencies = [
         ('likes', '0002_like_versions'),
     ]
+    # Its foreign keys to comments exist before comments 0006 makes every such key composite.
+    run_before = [
+        ('comments', '0006_citus_keys'),
+    ]
 
     operations = [
         migrations.RemoveIndex(

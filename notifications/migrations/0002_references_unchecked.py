@@ -12,6 +12,10 @@ class Migration(migrations.Migration):
         ('notifications', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
+    # Its foreign keys to comments exist before comments 0006 makes every such key composite.
+    run_before = [
+        ('comments', '0006_citus_keys'),
+    ]
 
     operations = [
         migrations.AlterField(

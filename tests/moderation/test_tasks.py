@@ -69,7 +69,7 @@ def test_a_trusted_authors_task_sinks_below_an_untrusted_ones(subject, moderator
 def test_a_closed_task_leaves_room_for_a_new_one(subject, db):
     comment = CommentFactory(subject=subject)
     first = review_task_open(comment_id=comment.pk, reasons=["policy:pre"])
-    review_tasks_close(comment_id=comment.pk, actor=None, decision="approve")
+    review_tasks_close(comment_id=comment.pk, subject_id=comment.subject_id, actor=None, decision="approve")
     second = review_task_open(comment_id=comment.pk, reasons=["word:y"])
     assert second.pk != first.pk
     assert [t.reasons for t in open_tasks(comment)] == [["word:y"]]
