@@ -23,14 +23,15 @@ HANDOFF_SECONDS = 300
 
 
 def oidc_sign_in(
-    *, site: Site, provider: str, uid: str, name: str, verified_emails: list[str], extra_data: dict,
+    *, site: Site, provider: str, uid: str, name: str, verified_emails: list[str], extra_data: dict, picture: str = "",
 ) -> tuple[str, ApiToken, User]:
     """Sign the reader whose account at ``provider`` is ``uid`` in to ``site``, which must
     offer that provider. The account's local user is made on its first sign-in, named
     ``name``; it joins an existing user instead only when the site says so
     (``signin_link_email``) and the provider vouches for an address (``verified_emails``,
     lower-cased) that the service knows as verified for that user. Returns the bearer token
-    (raw), its row and the user."""
+    (raw), its row and the user. The provider's ``picture`` becomes the user's, as a host's SSO
+    payload's does, each time it signs them in."""
     providers.check_offered(site, provider)
     with transaction.atomic():
         account = SocialAccount.objects.select_related("user").filter(provider=provider, uid=uid).first()
@@ -43,6 +44,9 @@ def oidc_sign_in(
                 account = SocialAccount.objects.select_related("user").get(provider=provider, uid=uid)
         if not account.user.is_active:
             raise AccountClosed()
+        if picture and account.user.avatar_url != picture:
+            account.user.avatar_url = picture
+            account.user.save(update_fields=["avatar_url"])
         raw, token = core.token_issue(user=account.user, site=site)
     return raw, token, account.user
 

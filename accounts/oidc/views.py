@@ -92,6 +92,7 @@ def finish(request: HttpRequest, sociallogin) -> HttpResponse:
         raw, token, _ = services.oidc_sign_in(
             site=queries.site_by_key(data["site"]), provider=key, uid=sociallogin.account.uid,
             name=_name(sociallogin), verified_emails=_verified_emails(sociallogin), extra_data=sociallogin.account.extra_data,
+            picture=_picture(sociallogin),
         )
     except CommentsError as exc:
         return failure(request, exc, provider=key, lang=lang)
@@ -117,6 +118,18 @@ def _check_nonce(sociallogin, *, expected: str) -> None:
 
 def _verified_emails(sociallogin) -> list[str]:
     return sorted({address.email.strip().lower() for address in sociallogin.email_addresses if address.verified and address.email})
+
+
+def _picture(sociallogin) -> str:
+    """The reader's picture at the provider (GitHub's avatar, an OpenID provider's ``picture``
+    claim), an http(s) address or ""; the service serves it from its own origin
+    (``comments.avatars``)."""
+    data = sociallogin.account.extra_data or {}
+    claims = [data.get("userinfo"), data.get("id_token")]
+    found = sociallogin.account.get_avatar_url() or next(
+        (c["picture"] for c in claims if isinstance(c, dict) and isinstance(c.get("picture"), str)), ""
+    )
+    return found[:1000] if isinstance(found, str) and found.startswith(("https://", "http://")) else ""
 
 
 def _name(sociallogin) -> str:

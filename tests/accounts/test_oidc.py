@@ -18,12 +18,13 @@ import requests
 from allauth.socialaccount.models import SocialAccount
 
 from accounts.models import EmailAccount
+from comments.avatars import avatar_path
 from comments.models import ApiToken, Comment, User
 from portability.services import user_erase
 
 from ..factories import SiteFactory, SubjectFactory, UserFactory
 from ..oidc_provider.fixtures import PROVIDER_NAME, oidc_provider, oidc_providers  # noqa: F401  (fixtures)
-from ..oidc_provider.provider import PASSWORD, USERNAME
+from ..oidc_provider.provider import PASSWORD, PICTURE, USERNAME
 from ..servers import free_port
 from ..smtp_server import smtp_server  # noqa: F401  (fixture)
 from .test_email_link import link_in, token_of
@@ -116,6 +117,9 @@ def test_a_reader_signs_in_with_the_provider_and_comments(reader, site, live_ser
     result = reader.sign_in("blog")
     assert (result["type"], result["site"], result["via"], result["via_label"]) == ("comments:signin", "blog", "test", "(via Test ID)")
     assert result["user"]["name"] == "Ada Lovelace"
+    # The provider's picture, served from the service's origin (comments.avatars).
+    assert User.objects.get(pk=result["user"]["id"]).avatar_url == PICTURE
+    assert result["user"]["avatar"] == avatar_path(result["user"]["id"], PICTURE)
 
     subject = SubjectFactory(site=site)
     posted = requests.post(

@@ -17,6 +17,7 @@ from tests.servers import REPO, free_port, wait_until
 CLIENT_ID = "comment-service"
 SECRET = "comment-service-secret"
 USERNAME, PASSWORD = "ada", "lovelace-1815"
+PICTURE = "https://pictures.example/ada.png"  # the picture the provider vouches for (its validator)
 
 
 @dataclass

@@ -1,6 +1,8 @@
-"""The claims the test provider vouches for: a name and a verified email address."""
+"""The claims the test provider vouches for: a name, a verified email address and a picture."""
 
 from oauth2_provider.oauth2_validators import OAuth2Validator
+
+from tests.oidc_provider.provider import PICTURE
 
 
 class Validator(OAuth2Validator):
@@ -11,4 +13,5 @@ class Validator(OAuth2Validator):
             "preferred_username": user.username,
             "email": user.email,
             "email_verified": True,
+            "picture": PICTURE,
         }
