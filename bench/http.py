@@ -43,7 +43,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from string import Template
 from urllib.parse import urlencode, urlsplit
@@ -155,7 +155,7 @@ class ScenarioAborted(Exception):
     """A scenario's request did not answer as expected before loading it: it is not run."""
 
 
-# --- workloads and their results -------------------------------------------------------------------
+# --- workloads and their results ------------------------------------------------------------------
 
 
 @dataclass
@@ -193,7 +193,7 @@ class Run:
     first_bad: str = ""
 
     @classmethod
-    def of(cls, key: str, phase: str, data: dict) -> "Run":
+    def of(cls, key: str, phase: str, data: dict) -> Run:
         return cls(
             key=key, phase=phase, requests=data["requests"], seconds=data["duration_us"] / 1e6,
             p50=data["p50_us"] / 1000, p99=data["p99_us"] / 1000, non2xx=data["non2xx"],
@@ -276,7 +276,7 @@ class Row:
         return self.result.rps / self.floor
 
 
-# --- the wrk script ---------------------------------------------------------------------------------
+# --- the wrk script -------------------------------------------------------------------------------
 
 WRK_SCRIPT = Template("""\
 -- Written by bench/http.py for one run: $title
@@ -425,7 +425,7 @@ def lua_script(load: Load, workdir: Path, *, body_prefix: str, wrk_threads: int)
     )
 
 
-# --- one Python client: checks and walks --------------------------------------------------------------
+# --- one Python client: checks and walks ----------------------------------------------------------
 
 
 def fetch(port: int, method: str, path: str, headers: dict | None = None, body: bytes | None = None, conn=None):
@@ -467,13 +467,14 @@ def walk(port: int, path: str, params: dict, pages: int | None = None) -> Walk:
     return Walk(len(latencies), time.perf_counter() - started, latencies, queries, hits, misses, last, cursor)
 
 
-# --- the Celery worker ------------------------------------------------------------------------------
+# --- the Celery worker ----------------------------------------------------------------------------
 
 
 class CeleryWorker:
     """``celery -A config worker -B`` with the server's environment: beat queues the like flush
     every ``LIKES_FLUSH_INTERVAL`` and the worker runs it, and the queued second moderation
-    checks of the posts every ``MODERATION_RECHECK_INTERVAL``, as in production. Beat's schedule file goes to a temporary directory."""
+    checks of the posts every ``MODERATION_RECHECK_INTERVAL``, as in production. Beat's schedule
+    file goes to a temporary directory."""
 
     def __init__(self):
         self.dir = Path(tempfile.mkdtemp(prefix="bench-http-celery-"))
@@ -492,7 +493,7 @@ class CeleryWorker:
         """Start, and wait until the worker answers a ping through the broker."""
         from config.celery import app
 
-        self.log_file = open(self.dir / "worker.log", "w")
+        self.log_file = open(self.dir / "worker.log", "w")  # noqa: SIM115 - the child process's output, closed by hand below
         # Its own session, so that a Ctrl-C reaches only this process, which then stops the
         # worker in order (after the server, once the tasks queued by the load are done).
         self.proc = subprocess.Popen(
@@ -538,7 +539,7 @@ def queued_messages(queue: str) -> int | None:
         return None
 
 
-# --- the benchmark ----------------------------------------------------------------------------------
+# --- the benchmark --------------------------------------------------------------------------------
 
 
 class HttpBench:
@@ -774,7 +775,8 @@ class HttpBench:
         return run
 
     def floor_before(self, key: str) -> Run:
-        """The floor run right before a scenario: the last run if it was this floor's, else a new one."""
+        """The floor run right before a scenario: the last run if it was this floor's, else a new
+        one."""
         if self.previous_floor and self.previous_floor[0] == key:
             return self.previous_floor[1]
         return self.floor(key)
@@ -1039,7 +1041,7 @@ class HttpBench:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-# --- the report ---------------------------------------------------------------------------------------
+# --- the report -----------------------------------------------------------------------------------
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -1298,7 +1300,7 @@ def main(argv: list[str] | None = None) -> int:
     configure()
     from django.conf import settings
 
-    started_at = datetime.now(timezone.utc)
+    started_at = datetime.now(UTC)
     started = time.perf_counter()
     bench = HttpBench(args)
     bench.facts["load_start"] = " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -24,7 +24,7 @@ import math
 import random
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from django.contrib.auth.hashers import make_password
 from django.db import connection, transaction
@@ -345,7 +345,7 @@ def ensure_users(shape: Shape) -> list[int]:
                 if b != a:
                     pairs.add((a, b))
         # The authenticated viewer of the benchmark follows 50 users; half follow back.
-        viewer = VIEWER_INDEX if VIEWER_INDEX < len(ids) else 0
+        viewer = VIEWER_INDEX if len(ids) > VIEWER_INDEX else 0
         for b in rng.sample(range(len(ids)), min(51, len(ids))):
             if b != viewer:
                 pairs.add((viewer, b))
@@ -414,7 +414,7 @@ def seed(shape: Shape, log=print) -> Subject:
         background.delete()
     user_ids = ensure_users(shape)
     started = time.perf_counter()
-    end = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=1)
+    end = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
     nodes, _chain_tail, bodies = plan(shape, end)
     log(f"  planned {len(nodes):,} comments in {time.perf_counter() - started:.1f} s")
 
@@ -501,7 +501,7 @@ def _insert_comments(nodes: list[Node], subject_id, user_ids: list[int], bodies,
                     pinned=n.pinned, featured=n.featured, like_count=n.like_count,
                     reply_count=n.reply_count, descendant_count=n.descendant_count,
                     reply_floor_seq=n.reply_floor_seq,
-                    created_at=datetime.fromtimestamp(n.ms / 1000, tz=timezone.utc),
+                    created_at=datetime.fromtimestamp(n.ms / 1000, tz=UTC),
                 )
                 for n in chunk
             ]
@@ -528,7 +528,7 @@ def _insert_likes(nodes: list[Node], subject_id, user_ids: list[int], shape: Sha
             if n.like_count:
                 for u in rng.sample(range(len(user_ids)), n.like_count):
                     ms = n.ms + int(rng.random() * max(1, end_ms - n.ms))
-                    yield n.id, user_ids[u], subject_id(n), datetime.fromtimestamp(ms / 1000, tz=timezone.utc), True, 0
+                    yield n.id, user_ids[u], subject_id(n), datetime.fromtimestamp(ms / 1000, tz=UTC), True, 0
 
     table = Like._meta.db_table
     count = 0

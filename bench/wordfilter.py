@@ -176,7 +176,7 @@ def timed(fn, arg, iterations: int, warmup: int) -> list[float]:
 
 def p(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def line(name: str, samples: list[float]) -> str:

@@ -75,7 +75,8 @@ class Site(models.Model):
 
     @property
     def first_party_signin(self) -> bool:
-        """Whether a reader can sign in on the service itself (the widget's popup), without the host."""
+        """Whether a reader can sign in on the service itself (the widget's popup), without the
+        host."""
         return self.signin_email or bool(self.signin_oidc)
 
 

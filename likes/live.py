@@ -27,15 +27,15 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 import redis
-from redis.cluster import RedisCluster
 from django.conf import settings
 from django.core.signals import setting_changed
+from redis.cluster import RedisCluster
 
 from comments.redislink import connect, is_cluster, round_trip
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from comments import hooks
-from comments import services as comment_services
 from comments import queries as comment_queries
+from comments import services as comment_services
 from comments.exceptions import NotFound
 from comments.models import GONE_STATUSES, Comment, Subject, SubjectState, User
 

@@ -1,9 +1,9 @@
 """Moderator decisions on a comment, as action objects: ``check()`` says whether the action
 may be taken, ``execute()`` locks the comment, checks, takes the action, closes the comment's
-open review tasks and writes exactly one audit entry, all in one transaction. Status changes go through the core's one
-transition (``comment_set_status``), flags through ``comment_set_flags``, so counters,
-placeholders and visibility stay right. ``top_comments_feature`` is the one decision taken by
-the system on a schedule.
+open review tasks and writes exactly one audit entry, all in one transaction. Status changes go
+through the core's one transition (``comment_set_status``), flags through ``comment_set_flags``, so
+counters, placeholders and visibility stay right. ``top_comments_feature`` is the one decision taken
+by the system on a schedule.
 """
 
 from __future__ import annotations

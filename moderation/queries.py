@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, date, datetime, timedelta
 
 from django.db import connection
 from django.db.models import Count, Min, Q, TextField
@@ -260,9 +259,9 @@ def moderation_dashboard(*, user, sites: list[Site], days: int = 14) -> dict:
         {"site": s, "open": open_rows.get(s.pk, {}).get("open", 0), "oldest": open_rows.get(s.pk, {}).get("oldest")}
         for s in sites
     ]
-    today = timezone.now().astimezone(dt_timezone.utc).date()
+    today = timezone.now().astimezone(UTC).date()
     first_day = today - timedelta(days=days - 1)
-    start = datetime.combine(first_day, datetime.min.time(), tzinfo=dt_timezone.utc)
+    start = datetime.combine(first_day, datetime.min.time(), tzinfo=UTC)
     found = _decisions_by_day(site_ids, start) if site_ids else {}
     per_day = []
     for offset in range(days):

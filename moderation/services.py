@@ -18,8 +18,8 @@ from comments.queries import is_site_moderator
 from comments.services import check_subject_open, comment_lock, comment_set_status
 
 from . import signals, words
-from .queries import SANCTIONS, standing_of
 from .models import AuditEntry, Report, ReviewTask, Sanction, SanctionKind, TaskState, WordAction, WordEntry
+from .queries import SANCTIONS, standing_of
 from .wordfilter import normalize_word
 
 

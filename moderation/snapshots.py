@@ -14,7 +14,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from typing import Callable, Generic, Hashable, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -23,7 +24,7 @@ from comments import replicas, sharedcache
 
 Value = TypeVar("Value")
 
-_all: list["Snapshot"] = []
+_all: list[Snapshot] = []
 
 
 class Snapshot(Generic[Value]):

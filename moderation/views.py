@@ -1,8 +1,9 @@
 """The moderation console (``/console/``): Django templates over the same queries and services
 as the moderation API (``moderation/api.py``): the queue is ``queries.review_queue``, every
-decision ``actions.comment_moderate``, claims ``services.review_task_claim``/``review_task_release``, words,
-sanctions and the audit log their services and queries. Views validate input with a form,
-call one service or query, and render or redirect; they hold no rule of their own.
+decision ``actions.comment_moderate``, claims
+``services.review_task_claim``/``review_task_release``, words, sanctions and the audit log their
+services and queries. Views validate input with a form, call one service or query, and render or
+redirect; they hold no rule of their own.
 
 Pages work without JavaScript (plain forms, POST then redirect); ``static/moderation/console.js``
 adds keyboard shortcuts, claiming of the task in view and in-place updates by posting the same

@@ -12,7 +12,7 @@ task of its own, eager in the embedded default."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from django.conf import settings
 

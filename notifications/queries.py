@@ -25,7 +25,8 @@ def _shown() -> Q:
 
 
 def unread_count(user_id: int) -> int:
-    """The widget's badge: one index scan of the recipient's unread rows (``notification_unread``)."""
+    """The widget's badge: one index scan of the recipient's unread rows
+    (``notification_unread``)."""
     return Notification.objects.filter(_shown(), recipient_id=user_id, read_at__isnull=True).count()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from xml.sax.saxutils import escape, quoteattr
 
 from django.utils import timezone as django_timezone
@@ -114,7 +114,7 @@ def _attr(value) -> str:
 
 
 def _xml_time(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _flag(value: bool) -> str:

@@ -198,9 +198,8 @@ class _site_import_lock:
         self.site_id = site.pk
 
     def __enter__(self):
-        if connection.vendor == "postgresql":
-            if not fetch("SELECT pg_try_advisory_lock(%s, %s)", [self.KEY, self.site_id])[0][0]:
-                raise ImportBusy("Another import into this site is running; try again when it has finished.")
+        if connection.vendor == "postgresql" and not fetch("SELECT pg_try_advisory_lock(%s, %s)", [self.KEY, self.site_id])[0][0]:
+            raise ImportBusy("Another import into this site is running; try again when it has finished.")
 
     def __exit__(self, *exc):
         if connection.vendor == "postgresql":
@@ -216,7 +215,7 @@ class _Placed:
     path: str
     depth: int
     root_id: int | None
-    node: "_Node | None" = None  # set for a comment of the current batch
+    node: _Node | None = None  # set for a comment of the current batch
 
 
 @dataclass(slots=True)
@@ -402,7 +401,7 @@ class _ImportJob:
                 by_url.setdefault(url, pk)
         new: dict[str, Subject] = {}
         dates: dict[str, datetime] = {}
-        for source_id, keys, url, title, closed, mode, created in threads:
+        for _source_id, keys, url, title, closed, mode, created in threads:
             if not any(k in by_key for k in keys) and url not in by_url and keys[0] not in new:
                 new[keys[0]] = Subject(
                     site=self.site, key=keys[0], title=title[:300], url=url[:2000], mode=mode or self.site.default_mode,
@@ -915,7 +914,7 @@ class ErasureReport:
     sites: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items()}
+        return dict(self.__dict__.items())
 
 
 def erasure_mode(site_id: int) -> str:

@@ -8,7 +8,8 @@ import os
 # settings read it; processes the tests start inherit it.
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-secret-key")
 
-from config.settings import *  # noqa: E402,F401,F403
+from config.settings import *  # noqa: F403
+from config.settings import DATABASES
 
 # Tests post fast; the rate-limit tests turn limits on explicitly.
 RATE_LIMITS: dict = {}

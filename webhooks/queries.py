@@ -3,7 +3,7 @@ a console page or a delivery shows."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from django.utils import timezone as django_timezone
 
@@ -55,7 +55,7 @@ def event_body(event: Event) -> str | None:
             "id": report.pk, "reason": report.reason, "detail": report.detail,
             "reporter": present_user(report.user), "created_at": report.created_at,
         }
-    envelope = {"type": event.type, "timestamp": datetime.fromtimestamp(event.at, tz=timezone.utc), "data": data}
+    envelope = {"type": event.type, "timestamp": datetime.fromtimestamp(event.at, tz=UTC), "data": data}
     return dumps(envelope).decode()
 
 

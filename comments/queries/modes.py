@@ -14,6 +14,7 @@ from .cursors import Page, decode_cursor, excluding, head_then_tail, keyset, key
 from .present import in_order, present_comments
 from .visibility import Viewer, authenticated, visible_sql
 
+
 def _reply_previews(root_ids: list[int], viewer: Viewer, per_root: int) -> dict[int, list[rowsql.CommentRow]]:
     """Up to ``per_root`` hottest visible replies of each root (most likes, ties oldest), in one
     query. PostgreSQL: ``ORDER BY like_count DESC, id LIMIT n`` per root in a LATERAL join over

@@ -12,6 +12,7 @@ from .cursors import Page
 from .single import subject_for_viewer
 from .visibility import Viewer, authenticated
 
+
 def _page_json(page: Page) -> bytes:
     return encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
 

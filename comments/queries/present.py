@@ -3,7 +3,7 @@ contents and like state read in one query and one round trip."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from django.db import connection
 
@@ -11,7 +11,8 @@ from .. import hooks, replicas, rowsql
 from ..models import GONE_STATUSES, Comment, CommentContent, Status, User
 from .visibility import Viewer, can_see
 
-def present_user(user: "User | rowsql.UserFace | None") -> dict | None:
+
+def present_user(user: User | rowsql.UserFace | None) -> dict | None:
     if user is None:
         return None
     return {"id": user.pk, "name": user.public_name, "avatar": user.avatar_url or None}

@@ -9,7 +9,22 @@ from collections.abc import Iterator
 
 from comments.models import Mode, Status, SubjectState, Visibility
 
-from . import MARKDOWN, MAX_BODY, Author, Comment, FormatError, Reader, Record, Skipped, Thread, clean_ip, clean_text, fit_id, http_url, parse_time
+from . import (
+    MARKDOWN,
+    MAX_BODY,
+    Author,
+    Comment,
+    FormatError,
+    Reader,
+    Record,
+    Skipped,
+    Thread,
+    clean_ip,
+    clean_text,
+    fit_id,
+    http_url,
+    parse_time,
+)
 from .lines import json_lines, line_problem
 
 FORMAT_NAME = "comments-jsonl"

@@ -15,7 +15,24 @@ from collections.abc import Iterator
 
 from comments.models import Status
 
-from . import HTML, MARKDOWN, MAX_BODY, Author, Comment, FormatError, Reader, Record, Skipped, Thread, clean_text, fit_id, http_url, parse_time, subject_keys, url_keys
+from . import (
+    HTML,
+    MARKDOWN,
+    MAX_BODY,
+    Author,
+    Comment,
+    FormatError,
+    Reader,
+    Record,
+    Skipped,
+    Thread,
+    clean_text,
+    fit_id,
+    http_url,
+    parse_time,
+    subject_keys,
+    url_keys,
+)
 from .lines import json_lines, line_problem
 
 SEEN_THREADS = 10_000  # pages remembered to avoid a thread record per comment (a bounded set)

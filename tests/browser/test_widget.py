@@ -19,10 +19,9 @@ from django.contrib.auth.models import AnonymousUser
 from playwright.sync_api import expect
 
 from comments import services
-from demo.management.commands.demo_host import host_app, make_host_server
 from comments.models import Comment, Mode, Subject
+from demo.management.commands.demo_host import host_app, make_host_server
 from likes import queries as likes_queries
-
 from tests.browser.conftest import assert_seen_by_a_person, click, type_into
 from tests.factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
 
@@ -408,7 +407,8 @@ def test_flat_mode_is_one_list_with_reply_to_names(host, page, shot):
     # A reply to a top-level comment is not under it in a flat list either: it says whom it answers.
     expect(frame.locator(".cw-c", has_text="It is.").locator(".cw-to")).to_have_text("reply to @Ann")
     expect(frame.locator(".cw-c", has_text="Another top-level one.").locator(".cw-to")).to_have_count(0)
-    # Numbers say what they count: the discussion's floors, and a reply's place in its floor's thread.
+    # Numbers say what they count: the discussion's floors, and a reply's place in its floor's
+    # thread.
     expect(frame.locator(".cw-items > li > .cw-c .cw-floor-no")).to_have_text(["#1", "#1 · reply 1", "#1 · reply 2", "#2"])
     expect(frame.locator(f"#c-{second.id} .cw-floor-no")).to_have_attribute("title", "Thread of floor 1, reply 1")
     expect(frame.locator(f"#c-{first.id} .cw-floor-no")).to_have_attribute("title", "Floor 1 of the discussion")

@@ -15,7 +15,6 @@ from playwright.sync_api import Locator, expect
 from comments import services
 from comments.models import Mode
 from moderation import services as moderation
-
 from tests.browser.conftest import assert_seen_by_a_person, choose, click, type_into
 from tests.browser.test_widget import frame_height, host, no_problems, signed_in_as, snap, widget  # noqa: F401 (host: a fixture)
 from tests.factories import CommentFactory, SubjectFactory, UserFactory

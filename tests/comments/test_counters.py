@@ -1,7 +1,9 @@
 """Counters count what the public sees, after every status change; drift is repairable."""
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from comments import services
 from comments.models import Comment, Status, Subject

@@ -18,8 +18,8 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from comments import replicas, services
-from config.env import database_from_url, replica_databases
 from comments.models import Comment
+from config.env import database_from_url, replica_databases
 from tests.factories import CommentFactory, SubjectFactory, UserFactory
 from tests.pg_replica import until_replayed
 

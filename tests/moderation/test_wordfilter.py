@@ -226,7 +226,7 @@ def test_the_empty_filter_finds_nothing():
 
 
 def test_an_unknown_action_is_refused():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown action"):
         WordFilter([Entry(1, "bad", "ban")])
     assert ACTIONS == ("block", "review", "mask")
 

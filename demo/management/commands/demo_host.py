@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import html
 import time
+from socketserver import ThreadingMixIn
 from urllib.parse import parse_qs, quote, unquote, urlencode
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
-from socketserver import ThreadingMixIn
 
 from django.core.management.base import BaseCommand
 
