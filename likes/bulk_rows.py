@@ -66,4 +66,4 @@ def sources(columns: Columns, rows: Sequence[tuple]) -> Iterator[tuple[str, list
 
 
 def _moment(ms: int) -> str:
-    return connection.ops.adapt_datetimefield_value(UNIX_EPOCH + timedelta(milliseconds=ms))
+    return connection.ops.adapt_datetimefield_value(UNIX_EPOCH + timedelta(milliseconds=ms))  # type: ignore[return-value]  # None for None only

@@ -9,6 +9,7 @@ by the system on a schedule.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -24,10 +25,13 @@ from comments.services import comment_lock, comment_set_flags, comment_set_statu
 from .models import AuditEntry
 from .services import audit_write, reports_dismiss, review_task_claim_check, review_tasks_close
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
 
 class ModerationAction:
     name = ""
-    label = ""  # what the console calls it
+    label: StrOrPromise = ""  # what the console calls it
     in_bulk = True  # offered for many comments at once in the console's queue
 
     def __init__(self, *, comment: Comment, actor: User | None, reason: str = ""):

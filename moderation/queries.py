@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from django.db import connection
 from django.db.models import Count, Min, Q, TextField
@@ -217,7 +218,7 @@ def sanction_list(*, user, site_key: str, limit: int = 200) -> list[Sanction]:
         Sanction.objects.filter(site=site).select_related("user", "created_by").order_by("-id")[:limit]
     )
     for sanction in sanctions:
-        sanction.in_force = sanction.until is None or sanction.until > now
+        sanction.in_force = sanction.until is None or sanction.until > now  # type: ignore[attr-defined]  # for the page
     return sanctions
 
 
@@ -302,7 +303,7 @@ def _decisions_by_day(site_ids: list[int], start: datetime) -> dict[str, tuple[i
         return {row[0]: (int(row[1]), max(0.0, float(row[2])) if row[2] is not None else None) for row in cursor.fetchall()}
 
 
-def open_task_counts(*, sites: list[Site]) -> dict[int, dict]:
+def open_task_counts(*, sites: list[Site]) -> dict[int, Any]:
     """``{site_id: {"open": n, "oldest": datetime}}`` of open review tasks, one query (the
     queue's index). Sites without open tasks are left out."""
     return {

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -31,7 +31,7 @@ class Snapshot(Generic[Value]):
     """Values built per scope (a site id, or None for what is global) by ``build``, kept until
     the version under ``version_key`` changes."""
 
-    def __init__(self, version_key: str, build: Callable[[Hashable], Value]):
+    def __init__(self, version_key: str, build: Callable[[Any], Value]):
         self.version_key = version_key
         self.build = build
         self._lock = threading.Lock()

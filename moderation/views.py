@@ -31,6 +31,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from comments.exceptions import CommentsError, InvalidInput, NotFound
 from comments.exceptions import PermissionDenied as DomainPermissionDenied
+from comments.models import Site, User
 from comments.queries import present_user, site_by_key
 
 from . import actions, queries, services
@@ -62,12 +63,20 @@ def _error(request: HttpRequest, status: int, message: str, fields=None) -> Http
     return render(request, "moderation/error.html", {"status": status, "message": message, "fields": fields}, status=status)
 
 
+class ConsoleRequest(HttpRequest):
+    """A request as ``console_page`` hands it to a view: signed in, with the sites the user
+    moderates."""
+
+    user: User
+    console_sites: list[Site]
+
+
 def console_page(view):
     """Sign-in and role check for every console page, and the domain errors of the services
     and queries turned into pages: 404, 403, and 400 with the message (never a 500)."""
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args, **kwargs):
+    def wrapped(request: ConsoleRequest, *args, **kwargs):
         if not request.user.is_authenticated:
             if _wants_json(request):
                 return JsonResponse({"error": {"code": "not_authenticated", "message": _("Please sign in again.")}}, status=401)
@@ -105,13 +114,13 @@ def _add_service_errors(form, exc: InvalidInput, renamed: dict[str, str] | None 
             form.add_error(name if name in form.fields else None, error)
 
 
-def _site_key(request: HttpRequest, key: str | None) -> str:
+def _site_key(request: ConsoleRequest, key: str | None) -> str:
     """The site a page is about: the one asked for (the query refuses a site the user does
     not moderate), else the user's first."""
     return key or request.console_sites[0].key
 
 
-def _site(request: HttpRequest, key: str):
+def _site(request: ConsoleRequest, key: str):
     """The Site for ``key`` from the user's sites; a site outside them is left to the query
     (which refuses it), so it is loaded plainly here."""
     for site in request.console_sites:
@@ -139,15 +148,15 @@ def _url(name: str, **params) -> str:
 class LoginView(auth_views.LoginView):
     template_name = "moderation/login.html"
     redirect_authenticated_user = True
-    next_page = reverse_lazy("console:queue")
+    next_page = reverse_lazy("console:queue")  # type: ignore[assignment]  # lazy, as Django's docs do
 
-    def get_redirect_url(self):
+    def get_redirect_url(self):  # type: ignore[override]  # Django's takes no request; its stubs do
         url = super().get_redirect_url()
         return url if url.startswith("/console/") else ""
 
 
 class LogoutView(auth_views.LogoutView):
-    next_page = reverse_lazy("console:login")
+    next_page = reverse_lazy("console:login")  # type: ignore[assignment]  # lazy, as Django's docs do
 
 
 # --- the queue -----------------------------------------------------------------------------
@@ -155,7 +164,7 @@ class LogoutView(auth_views.LogoutView):
 
 @require_GET
 @console_page
-def queue(request: HttpRequest) -> HttpResponse:
+def queue(request: ConsoleRequest) -> HttpResponse:
     form = QueueFilterForm(request.GET)
     if not form.is_valid():
         return _form_error(request, form)
@@ -185,7 +194,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @console_page
-def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
+def task_detail(request: ConsoleRequest, task_id: int) -> HttpResponse:
     context = queries.review_task_in_context(user=request.user, task_id=task_id)
     task = context["task"]
     claimed_by = task["claimed_by"]
@@ -221,7 +230,7 @@ _DONE = {
 
 @require_POST
 @console_page
-def act(request: HttpRequest) -> HttpResponse:
+def act(request: ConsoleRequest) -> HttpResponse:
     """One action on one or many comments: each goes through the claim check and the action
     service on its own, so one refusal (another site, a claimed task, a state the action
     does not apply to) leaves the others done and is reported."""
@@ -230,7 +239,7 @@ def act(request: HttpRequest) -> HttpResponse:
         if _wants_json(request):
             return _form_error(request, form)
         for error in form.non_field_errors() or [_("Invalid request.")]:
-            messages.error(request, error)
+            messages.error(request, str(error))
         return redirect(_safe_next(request, request.POST.get("next"), reverse("console:queue")))
     data = form.cleaned_data
     action, results = data["action"], []
@@ -257,7 +266,7 @@ def act(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console_page
-def review_task_claim(request: HttpRequest, task_id: int) -> HttpResponse:
+def review_task_claim(request: ConsoleRequest, task_id: int) -> HttpResponse:
     try:
         task = services.review_task_claim(task_id=task_id, moderator=request.user)
     except DomainPermissionDenied as exc:
@@ -274,7 +283,7 @@ def review_task_claim(request: HttpRequest, task_id: int) -> HttpResponse:
 
 @require_POST
 @console_page
-def review_task_release(request: HttpRequest, task_id: int) -> HttpResponse:
+def review_task_release(request: ConsoleRequest, task_id: int) -> HttpResponse:
     services.review_task_release(task_id=task_id, moderator=request.user)
     if _wants_json(request):
         return JsonResponse({"id": task_id, "claimed_by": None})
@@ -282,7 +291,7 @@ def review_task_release(request: HttpRequest, task_id: int) -> HttpResponse:
     return redirect(_safe_next(request, request.POST.get("next"), reverse("console:task", args=[task_id])))
 
 
-def _site_page(request: HttpRequest, template: str, nav: str, site_key: str, *, status: int = 200, **context) -> HttpResponse:
+def _site_page(request: ConsoleRequest, template: str, nav: str, site_key: str, *, status: int = 200, **context) -> HttpResponse:
     """A console page about one site: its tab, the site with the switch to the others, and the
     address to come back to after a form."""
     return render(request, template, {
@@ -295,7 +304,7 @@ def _site_page(request: HttpRequest, template: str, nav: str, site_key: str, *, 
 
 
 @console_page
-def words(request: HttpRequest) -> HttpResponse:
+def words(request: ConsoleRequest) -> HttpResponse:
     site_form = SiteForm(request.GET)
     if not site_form.is_valid():
         return _form_error(request, site_form)
@@ -326,7 +335,7 @@ def words(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console_page
-def word_delete(request: HttpRequest, word_id: int) -> HttpResponse:
+def word_delete(request: ConsoleRequest, word_id: int) -> HttpResponse:
     entry = queries.word_entry_by_id(word_id)
     services.word_delete(actor=request.user, entry=entry)
     messages.success(request, _("“%(word)s” was removed.") % {"word": entry.word})
@@ -337,7 +346,7 @@ def word_delete(request: HttpRequest, word_id: int) -> HttpResponse:
 
 
 @console_page
-def sanctions(request: HttpRequest) -> HttpResponse:
+def sanctions(request: ConsoleRequest) -> HttpResponse:
     site_form = SiteForm(request.GET)
     if not site_form.is_valid():
         return _form_error(request, site_form)
@@ -369,7 +378,7 @@ def sanctions(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console_page
-def sanction_delete(request: HttpRequest, sanction_id: int) -> HttpResponse:
+def sanction_delete(request: ConsoleRequest, sanction_id: int) -> HttpResponse:
     sanction = queries.sanction_by_id(sanction_id)
     services.sanction_delete(actor=request.user, sanction=sanction)
     messages.success(request, _("The sanction was lifted."))
@@ -381,7 +390,7 @@ def sanction_delete(request: HttpRequest, sanction_id: int) -> HttpResponse:
 
 @require_GET
 @console_page
-def audit_log(request: HttpRequest) -> HttpResponse:
+def audit_log(request: ConsoleRequest) -> HttpResponse:
     form = SiteForm(request.GET)
     if not form.is_valid():
         return _form_error(request, form)
@@ -400,7 +409,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @console_page
-def dashboard(request: HttpRequest) -> HttpResponse:
+def dashboard(request: ConsoleRequest) -> HttpResponse:
     form = SiteForm(request.GET)
     if not form.is_valid():
         return _form_error(request, form)

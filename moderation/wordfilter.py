@@ -804,6 +804,7 @@ class WordFilter:
 
         if self._words:
             words = _words(text, p) if norm.words is None else norm.words
+            keys: Iterable[str]
             if words and isinstance(words[0], bytes):
                 keys = [key.decode("ascii") for key in self._ascii_word_keys.intersection(words)]
             else:
@@ -838,6 +839,7 @@ class WordFilter:
                 self._word_automaton = _automaton(
                     (key, (len(_bytes_key(key)), found)) for key, found in self._words.items()
                 )
+            assert self._word_automaton is not None  # made of self._words, which has words
             raw = list(self._word_automaton.iter(_bytes_key(word)))
             offsets = _char_offsets(word, chain.from_iterable((last + 1 - size, last + 1) for last, (size, _) in raw))
             for last, (size, entries) in raw:
@@ -848,6 +850,7 @@ class WordFilter:
     def _automaton_matches(
         self, text: str, soft: Callable[[], frozenset[int]], p: _Patterns, found: list[_Match]
     ) -> None:
+        assert self._automaton is not None  # the caller checked
         raw = list(self._automaton.iter(_bytes_key(text)))
         if not raw:
             return

@@ -46,7 +46,8 @@ class NotificationOut(serializers.Serializer):
     actor = UserOut(allow_null=True)
     subject = NotificationSubjectOut(allow_null=True)
     comment = NotificationCommentOut(allow_null=True)
-    data = serializers.DictField(help_text='like_milestone: {"likes"}; decision: {"decision"}; queue: {"site", "open", "new"}')
+    # A declared field named like Serializer.data: the metaclass moves it into _declared_fields.
+    data = serializers.DictField(help_text='like_milestone: {"likes"}; decision: {"decision"}; queue: {"site", "open", "new"}')  # type: ignore[assignment]
 
 
 class InboxOut(serializers.Serializer):

@@ -143,7 +143,7 @@ def site_export_disqus(site: Site) -> Iterator[bytes]:
             author = _author(*author_row)
             parts = [
                 f"  <post dsq:id={_attr(pk)}><id/><message>{_text(html)}</message>",
-                f"<createdAt>{_xml_time(row_time(created_at))}</createdAt>",
+                f"<createdAt>{_xml_time(row_time(created_at))}</createdAt>",  # type: ignore[arg-type]  # NOT NULL
                 f"<isDeleted>{_flag(status == Status.DELETED)}</isDeleted><isSpam>{_flag(status == Status.REJECTED)}</isSpam>",
             ]
             if status in (Status.PENDING, Status.SHADOW):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -83,11 +83,11 @@ class ImportSummary:
     examples: dict = field(default_factory=lambda: defaultdict(list))
     seconds: float = 0.0
 
-    def skip(self, reason: str, where: str | list[str] = (), count: int = 1) -> None:
+    def skip(self, reason: str, where: str | Sequence[str] = (), count: int = 1) -> None:
         self.skipped[reason] += count
         self._example(reason, where)
 
-    def note(self, reason: str, where: str | list[str] = (), count: int = 1) -> None:
+    def note(self, reason: str, where: str | Sequence[str] = (), count: int = 1) -> None:
         self.notes[reason] += count
         self._example(reason, where)
 
@@ -395,7 +395,7 @@ class _ImportJob:
         every_key = {k for t in threads for k in t[1]}
         urls = {t[2] for t in threads if t[2]}
         by_key = dict(Subject.objects.filter(site=self.site, key__in=every_key).values_list("key", "pk"))
-        by_url = {}
+        by_url: dict[str, int] = {}
         if urls:
             for url, pk in Subject.objects.filter(site=self.site, url__in=urls).order_by("pk").values_list("url", "pk"):
                 by_url.setdefault(url, pk)
@@ -416,7 +416,7 @@ class _ImportJob:
             self.summary.subjects_created += len(created_ids)
             self._date_subjects({created_ids[k]: at for k, at in dates.items() if k in created_ids})
             by_key.update(created_ids)
-        taken: set[int] = set()
+        taken: set[int | None] = set()
         mapping = []
         for source_id, keys, url, *_ in threads:
             subject_id = next((by_key[k] for k in keys if k in by_key), None) or by_url.get(url)
@@ -517,7 +517,7 @@ class _ImportJob:
         out = []
         for r in rows:
             staged = _Staged(*r)
-            staged.sort_at, staged.created_at, staged.edited_at = row_time(r[4]), row_time(r[5]), row_time(r[6])
+            staged.sort_at, staged.created_at, staged.edited_at = row_time(r[4]), row_time(r[5]), row_time(r[6])  # type: ignore[assignment]  # only edited_at is NULL
             staged.pinned, staged.featured = bool(r[9]), bool(r[10])
             out.append(staged)
         return out
@@ -590,7 +590,7 @@ class _ImportJob:
     def _stored_parents(self, parent_ids: set[str]) -> dict[str, _Placed]:
         if not parent_ids:
             return {}
-        found = {}
+        found: dict[str, _Placed] = {}
         for condition, params in among("m.source_id", sorted(parent_ids)):
             rows = fetch(
                 f"SELECT m.source_id, c.id, c.subject_id, c.path, c.depth, c.root_id FROM {self.items} m "
@@ -608,7 +608,7 @@ class _ImportJob:
             row = node.row
             node.author_id = authors.get(row.author_id)
             node.status = row.status
-            node.body, node.html = row.rendered
+            node.body, node.html = row.rendered  # type: ignore[misc]  # rendered by now
             if not node.body and node.status not in GONE_STATUSES:
                 node.status = Status.DELETED
                 self.summary.note("empty body: kept as a deleted placeholder", f"comment {row.source_id}")
@@ -677,7 +677,7 @@ class _ImportJob:
             if not fresh:
                 break
             probed.update(fresh)
-            clashes = set()
+            clashes: set[int] = set()
             for condition, params in among("id", fresh):
                 clashes.update(pk for (pk,) in fetch(f"SELECT id FROM {table(Comment)} WHERE {condition}", params))
             if not clashes:
@@ -722,6 +722,7 @@ class _ImportJob:
                 continue
             # What _apply_count_delta does for one new comment: every ancestor in the tree
             # counts it as a descendant; the top-level comment and the one it answers as a reply.
+            assert node.root_id is not None and node.parent is not None  # a reply
             for ancestor in paths.split_path(node.path)[:-1]:
                 target = in_batch.get(ancestor)
                 if target is not None:
@@ -751,8 +752,8 @@ class _ImportJob:
                     root.reply_floor_seq += 1
                     node.floor = root.reply_floor_seq
                 else:
-                    root_floors[node.root_id] += 1
-                    node.floor = root_floors[node.root_id]
+                    root_floors[node.root_id] += 1  # type: ignore[index]  # a reply: it has a root
+                    node.floor = root_floors[node.root_id]  # type: ignore[index]
             self._insert_rows(nodes)
             subject_table = table(Subject)
             subject_rows = [(pk, floors[pk], *subject_deltas[pk]) for pk in subject_ids]
@@ -881,7 +882,7 @@ def user_data_exported(*, user: User, actor: User | None) -> None:
     """Audit that ``user``'s data was handed out (by themself or by staff): one entry on every
     site they have data on."""
     reason = f"user {user.pk}" + ("" if actor is not None and actor.pk == user.pk else " (by staff)")
-    for site_id in _sites_of(user) or [None]:
+    for site_id in _sites_of(user) or [None]:  # type: ignore[list-item]  # None: the global audit
         _audit(site_id=site_id, actor=actor, action="user_data_export", reason=reason)
 
 
@@ -947,7 +948,7 @@ def user_erase(*, user: User, actor: User | None) -> ErasureReport:
     report.reports_removed = Report.objects.filter(user=user).delete()[0]
     report.follows_removed = Follow.objects.filter(follower=user).delete()[0] + Follow.objects.filter(followee=user).delete()[0]
     report.identities_removed = ExternalIdentity.objects.filter(user=user).delete()[0] + sum(
-        removed for _, removed in hooks.user_erasing.send(sender=User, user_id=user.pk) if isinstance(removed, int)
+        removed for _, removed in hooks.user_erasing.send(sender=User, user_id=user.pk) if isinstance(removed, int)  # type: ignore[misc]  # receivers answer counts
     )
     user.moderated_sites.clear()
     User.objects.filter(pk=user.pk).update(

@@ -30,7 +30,7 @@ def _reply_previews(root_ids: list[int], viewer: Viewer, per_root: int) -> dict[
             f"SELECT p.id FROM {table} p WHERE p.root_id = r.root_id AND {visible.text} "
             f"ORDER BY p.like_count DESC, p.id ASC LIMIT %s) AS x)"
         )
-        chosen = Sql(chosen, (list(root_ids), *visible.params, per_root))
+        where = Sql(chosen, (list(root_ids), *visible.params, per_root))
     else:
         among, among_params = rowsql.any_of("p.root_id", root_ids)
         chosen = (
@@ -38,10 +38,10 @@ def _reply_previews(root_ids: list[int], viewer: Viewer, per_root: int) -> dict[
             f"ORDER BY p.like_count DESC, p.id ASC) AS rank FROM {table} p "
             f"WHERE {among} AND {visible.text}) AS ranked WHERE ranked.rank <= %s)"
         )
-        chosen = Sql(chosen, (*among_params, *visible.params, per_root))
+        where = Sql(chosen, (*among_params, *visible.params, per_root))
     previews: dict[int, list[rowsql.CommentRow]] = {}
-    for reply in rowsql.fetch(chosen, order=(("root_id", "asc"), ("like_count", "desc"), ("id", "asc"))):
-        previews.setdefault(reply.root_id, []).append(reply)
+    for reply in rowsql.fetch(where, order=(("root_id", "asc"), ("like_count", "desc"), ("id", "asc"))):
+        previews.setdefault(reply.root_id, []).append(reply)  # type: ignore[arg-type]  # a reply has a root
     return previews
 
 
@@ -148,7 +148,7 @@ def comment_chain(comment: Comment, viewer: Viewer) -> list[dict]:
     if comment.reply_to_id is not None and comment.reply_to_id not in ids:
         # Stored as a sibling at the depth cap: the chain still ends with what it answers.
         ids = ids[:-1] + [comment.reply_to_id, comment.pk]
-    rows = {c.pk: c for c in rowsql.fetch_ids(ids[:-1])}
+    rows: dict[int, Comment | rowsql.CommentRow] = {c.pk: c for c in rowsql.fetch_ids(ids[:-1])}
     rows[comment.pk] = comment
     shown = present_comments(rows.values(), viewer)
     return [shown[i] for i in ids if i in shown]
