@@ -232,7 +232,7 @@ def run_interleaved(calls, iterations: int, warmup: int, expect: int) -> list[tu
             if response.status_code != expect:
                 raise RuntimeError(f"unexpected status {response.status_code}: {response.content[:300]!r}")
     settle_heap()
-    out = [([], []) for _ in calls]
+    out: list[tuple[list, list]] = [([], []) for _ in calls]
     for _ in range(iterations):
         for call, (wall, cpu) in zip(calls, out):
             cpu_started = time.process_time()
@@ -268,7 +268,7 @@ def capture(call, expect: int, repeat: int = 1):
         if response.status_code != expect:
             raise RuntimeError(f"unexpected status {response.status_code}: {response.content[:300]!r}")
         sql_times.append(spent[0] * 1000)
-    return response, [q["sql"] for q in ctx.captured_queries], statistics.median(sql_times)
+    return response, [q["sql"] for q in ctx.captured_queries], statistics.median(sql_times)  # type: ignore[possibly-undefined]  # repeat >= 1
 
 
 def comments_shown(payload: dict) -> int:
@@ -705,8 +705,8 @@ def label_sql(sql: str) -> str | None:
     if " LATERAL " in sql:
         return "reply previews (LATERAL per-root LIMIT)"
     top = _top_level(sql)
-    table = re.search(r' FROM "(\w+)"', top)
-    table = table.group(1) if table else ""
+    found = re.search(r' FROM "(\w+)"', top)
+    table = found.group(1) if found else ""
     if table == "comment_content":
         return "contents by id" + (" + viewer's likes" if '"likes_like"' in sql else "")
     if table == "likes_like":
@@ -964,7 +964,7 @@ def machine() -> dict:
                 settings.append(f"{name}={cursor.fetchone()[0]}")
             info["db_settings"] = ", ".join(settings)
         else:
-            info["database"] = f"SQLite {connection.Database.sqlite_version}"
+            info["database"] = f"SQLite {connection.Database.sqlite_version}"  # type: ignore[attr-defined]  # the DB-API module
     return info
 
 

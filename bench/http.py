@@ -445,6 +445,7 @@ def walk(port: int, path: str, params: dict, pages: int | None = None) -> Walk:
     """Follow ``next_cursor`` from page 1, one request after the other on one keep-alive
     connection, for ``pages`` pages or to the end of the list."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    latencies: list[float]
     latencies, queries, hits, misses = [], 0, 0, 0
     cursor = last = None
     started = time.perf_counter()
@@ -534,7 +535,7 @@ def queued_messages(queue: str) -> int | None:
 
     try:
         with app.connection_for_read() as conn:
-            return conn.default_channel.queue_declare(queue=queue, passive=True).message_count
+            return conn.default_channel.queue_declare(queue=queue, passive=True).message_count  # type: ignore[attr-defined]  # a py-amqp or Redis channel
     except Exception:  # noqa: BLE001 - any broker failure means "unknown", and the caller waits no longer
         return None
 
@@ -786,6 +787,7 @@ class HttpBench:
         every answer is the expected one."""
         port = (server or self.server).port
         auth = {"Authorization": f"Bearer {load.tokens[0]}"} if load.tokens else {}
+        calls: list[tuple[str, str, dict[str, str], bytes | None, int]]
         if load.method == "GET":
             calls = [("GET", p, auth, None, load.expect) for p in dict.fromkeys(load.paths)]
         elif load.method == "LIKE":
@@ -1320,7 +1322,7 @@ def main(argv: list[str] | None = None) -> int:
             loads = bench.run_reads(args.quick)
             bench.run_writes(loads, args.quick)
         if not (args.quick or args.no_sync or args.only):
-            bench.run_sync_comparison(loads)
+            bench.run_sync_comparison(loads)  # type: ignore[possibly-undefined]  # read above unless --only
         completed = True
     except KeyboardInterrupt:
         log("bench: interrupted; stopping the server and the worker, putting the data back")

@@ -184,7 +184,7 @@ def profile_summary(path: str) -> list[str]:
     function, render processes excluded)."""
     import pstats
 
-    stats = pstats.Stats(path).stats
+    stats = pstats.Stats(path).stats  # type: ignore[attr-defined]  # the raw table, not in typeshed
 
     def cumulative(file: str, function: str) -> float:
         return sum(c for (f, _, name), (_, _, _, c, _) in stats.items() if name == function and os.path.basename(f) == file)

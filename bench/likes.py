@@ -157,7 +157,7 @@ class RoundTrips:
             return original_send(conn, command, check_health)
 
         cls.send_packed_command = send
-        self._pool = live.client().connection_pool
+        self._pool = live.client().connection_pool  # type: ignore[union-attr]  # a single Redis here
         original_get = self._pool.get_connection
 
         def get_connection(*a, **k):
@@ -626,7 +626,7 @@ class LikesBench:
             mark(pair, now_liked)
         self.endpoint_sql = {m: v[3] for m, v in counts.items()}
         # Alternating: a like of a pair not liked, then an unlike of a liked pair, over and over.
-        samples = {"PUT": ([], []), "DELETE": ([], [])}
+        samples: dict[str, tuple[list, list]] = {"PUT": ([], []), "DELETE": ([], [])}
         before = cpu_sample()
         total = self.args.warmup + self.args.iterations
         for k in range(2 * total):
@@ -840,14 +840,14 @@ class LikesBench:
         )
         # The page: flat, oldest first, 20 comments, the big one among them; every state loaded.
         list_path = f"/api/v1/subjects/{sid}/comments"
-        params = {"mode": "flat", "limit": 20}
+        params: dict[str, str | int] = {"mode": "flat", "limit": 20}
         page = self.client.get(list_path, params, headers=auth(tokens[0])).json()["items"]
         page_ids = [item["id"] for item in page]
         assert big.pk in page_ids, "the big comment is not on page 1"
         for c in page_ids:
             state_sync.load(self.r, comment_id=c, subject_id=sid)
         # Like and unlike: benchmark users who like it unlike it, then like it again.
-        samples = {"DELETE": ([], []), "PUT": ([], [])}
+        samples: dict[str, tuple[list, list]] = {"DELETE": ([], []), "PUT": ([], [])}
         counts = {}
         for method in ("DELETE", "PUT"):
             fn = self.client.delete if method == "DELETE" else self.client.put
@@ -906,7 +906,7 @@ class LikesBench:
             "likers, first page", f"GET {likers_path.replace(str(big.pk), '{id}')}",
             lambda: self.client.get(likers_path), "20 likers, oldest first (anonymous reader)",
         )
-        member, score = self.admin.zrange(key, self.cold["members"] // 2, self.cold["members"] // 2, withscores=True)[0]
+        member, score = self.admin.zrange(key, self.cold["members"] // 2, self.cold["members"] // 2, withscores=True)[0]  # type: ignore[str-unpack]  # (member, score)
         cursor = encode_cursor(f"likers:{big.pk}", {"t": int(score) * 1000, "u": int(member)})
         self.measure_get(
             f"likers, page after the {self.cold['members'] // 2:,}th", f"GET {likers_path.replace(str(big.pk), '{id}')}?cursor=…",

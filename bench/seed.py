@@ -84,6 +84,13 @@ class Node:
         "visibility", "author", "like_count", "reply_count", "descendant_count",
         "reply_floor_seq", "pinned", "featured", "body",
     )
+    # Set as the seed goes: its time, id, path and floor, the author and the body picked for it.
+    ms: int
+    id: int
+    path: str
+    floor: int
+    author: int
+    body: int
 
     def __init__(self, idx, thread, parent, local, depth, t):
         self.idx, self.thread, self.parent, self.local, self.depth, self.t = idx, thread, parent, local, depth, t

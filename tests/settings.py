@@ -12,7 +12,7 @@ from config.settings import *  # noqa: F403
 from config.settings import DATABASES
 
 # Tests post fast; the rate-limit tests turn limits on explicitly.
-RATE_LIMITS: dict = {}
+RATE_LIMITS = {}
 
 # Factories give every user a password; the production hasher's deliberate slowness (hundreds of
 # milliseconds each) would dominate the suite's time.

@@ -55,7 +55,7 @@ def test_database_url() -> str:
     pytest.skip(f"no worker DATABASE_URL for the {connection.vendor} backend")
 
 
-test_database_url.__test__ = False  # a helper, not a test
+test_database_url.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
 
 
 def _broker_url_for(redis_url: str) -> str:

@@ -193,7 +193,7 @@ ENDPOINTS = [
     ("delete", "/comments/{comment}"),
 ]
 
-GARBAGE_QUERIES = [
+GARBAGE_QUERIES: list[dict] = [
     {"limit": "\x00"}, {"cursor": "\x00"}, {"sort": "\x00"}, {"mode": "\x00"}, {"replies": "\x00"},
     {"site": "\x00", "key": "\x00"}, {"site": "SITE", "key": ["\x00", "b"]}, {"site": "SITE", "key": "a\x00b"},
     {"site": "SITE", "key": ["k"] * 150}, {"site": "x" * 5000, "key": "y" * 5000}, {"limit": "9" * 5000},

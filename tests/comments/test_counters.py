@@ -102,7 +102,7 @@ def test_the_reconcile_command_and_task_repair_drift(subject, user):
 def test_random_trees_and_status_changes_never_drift(db, shape, changes):
     subject = SubjectFactory()
     author = UserFactory()
-    made = []
+    made: list = []
     for parent in shape:
         reply_to = made[parent % len(made)] if made and parent >= 0 else None
         made.append(CommentFactory(subject=subject, author=author, reply_to=reply_to))

@@ -274,7 +274,7 @@ def test_a_task_reads_the_primary_even_run_eagerly_inside_a_request_that_reads_a
     def where_reads_go():
         return router.db_for_read(Comment)
 
-    seen = {}
+    seen: dict[str, object] = {}
 
     def view(request):
         seen["request"] = router.db_for_read(Comment)

@@ -40,4 +40,4 @@ def test_a_list_is_ordered_by_named_columns_only(subject):
 
 def test_a_condition_must_be_an_sql_piece_not_a_string(subject):
     with pytest.raises(TypeError):
-        rowsql.fetch("1 = 1")
+        rowsql.fetch("1 = 1")  # type: ignore[arg-type]  # the wrong type is the point

@@ -244,7 +244,7 @@ def test_rows_read_before_a_flush_wrote_to_them_do_not_make_the_state(redis_url,
     else:
         monkeypatch.setattr(likes_queries, "_places", {})
     real_read = state_sync.read_rows
-    meddled = []
+    meddled: list = []
 
     def read_then_meddle(comment_id):
         rows = real_read(comment_id)
