@@ -234,7 +234,7 @@ def run_interleaved(calls, iterations: int, warmup: int, expect: int) -> list[tu
     settle_heap()
     out: list[tuple[list, list]] = [([], []) for _ in calls]
     for _ in range(iterations):
-        for call, (wall, cpu) in zip(calls, out):
+        for call, (wall, cpu) in zip(calls, out, strict=True):
             cpu_started = time.process_time()
             started = time.perf_counter()
             response = call()
@@ -484,7 +484,7 @@ class Bench:
                 calls.append(call)
             if timed:
                 samples = run_interleaved(calls, self.args.iterations, self.args.warmup, 200)
-                for (scenario, _, _), (wall, cpu_ms) in zip(group, samples):
+                for (scenario, _, _), (wall, cpu_ms) in zip(group, samples, strict=True):
                     scenario.results[viewer].timing = Timing.of(wall)
                     scenario.results[viewer].cpu = Timing.of(cpu_ms)
         for scenario, _, _ in group:
@@ -900,7 +900,7 @@ def cpu_share(
     CPU seconds spent elsewhere, e.g. by a child process, named by ``own_label``)."""
     if not before or not after:
         return "unknown"
-    total, idle, mine = (a - b for a, b in zip(after, before))
+    total, idle, mine = (a - b for a, b in zip(after, before, strict=True))
     own = mine if own is None else own
     busy = total - idle
     return (

@@ -871,7 +871,7 @@ class HttpBench:
             log(f"  ({note})")
         after = self.floor(load.floor)
         floor_rps = (before.rps + after.rps) / 2
-        for phase, run in zip(phases, runs):
+        for phase, run in zip(phases, runs, strict=False):
             bad = f"first non-2xx answer: {run.first_bad}" if run.first_bad else ""
             row = Row(
                 load.title, load.request, phase, run, floor=floor_rps, floor_label=FLOOR_LABELS[load.floor],

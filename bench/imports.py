@@ -115,7 +115,7 @@ def child(spec: dict) -> None:
         before = (time.monotonic(), time.process_time(), _process_cpu(backend))
         waiting = insert_batch(self, rows, last=last)
         after = (time.monotonic(), time.process_time(), _process_cpu(backend))
-        batches.append([len(rows) - len(waiting), *(a - b for a, b in zip(after, before))])
+        batches.append([len(rows) - len(waiting), *(a - b for a, b in zip(after, before, strict=True))])
         return waiting
 
     services._ImportJob._insert_batch = measured_batch

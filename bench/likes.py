@@ -561,7 +561,7 @@ class LikesBench:
         sid = self.subjects["endpoint"].pk
         targets = comment_ids(sid, likeable=True)
         actors = self.endpoint_actors
-        tokens = dict(zip(actors, issue_tokens(actors)))
+        tokens = dict(zip(actors, issue_tokens(actors), strict=True))
         rng = random.Random(5)
         liked: list[tuple[int, int]] = []
         where: dict[tuple[int, int], int] = {}
@@ -669,7 +669,7 @@ class LikesBench:
         pipe = self.r.pipeline(transaction=False)
         for c in targets:
             pipe.zcard(keys.likers(sid, c))
-        live_counts = dict(zip(targets, (n - 1 if n else None for n in pipe.execute())))
+        live_counts = dict(zip(targets, (n - 1 if n else None for n in pipe.execute()), strict=True))
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT c.id, c.like_count, (SELECT count(*) FROM likes_like l WHERE l.comment_id = c.id AND l.active) "

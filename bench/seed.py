@@ -155,7 +155,7 @@ def plan(
     roots, chain_len, sizes, kinds = _thread_sizes(rng, shape)
     root_times = sorted(rng.uniform(0, span * 0.97) for _ in range(roots))
     # Which top-level comment gets which thread: the chain in the middle, the rest shuffled.
-    assignment = [("chain", chain_len - 1)] + list(zip(kinds, sizes))
+    assignment = [("chain", chain_len - 1)] + list(zip(kinds, sizes, strict=True))
     rest = assignment[1:]
     rng.shuffle(rest)
     middle = roots // 2
@@ -164,7 +164,7 @@ def plan(
     nodes: list[Node] = []
     chain_tail = -1
     chain_members: set[int] = set()
-    for thread_no, (t0, (kind, size)) in enumerate(zip(root_times, assignment)):
+    for thread_no, (t0, (kind, size)) in enumerate(zip(root_times, assignment, strict=True)):
         root = Node(len(nodes), thread_no, None, -1, 0, t0)
         nodes.append(root)
         mean_delay = 3 * 3600 if kind == "small" else 24 * 3600
@@ -268,7 +268,7 @@ def plan(
                 lo = mid
             else:
                 hi = mid
-        for node, w in zip(likeable, weights):
+        for node, w in zip(likeable, weights, strict=True):
             node.like_count = min(shape.users, int(w * hi))
 
     # Flags: two pinned top-level comments, the 20 most liked replies featured.

@@ -177,7 +177,7 @@ def _send(handoffs: list[tuple[list[tuple], Callable[[], object] | None]]) -> li
                     mark_down(down[0])
                 elif failures:
                     logger.error("likes: a hand-off to Redis failed: %s", failures[0])
-    for (_, otherwise), ok in zip(handoffs, sent):
+    for (_, otherwise), ok in zip(handoffs, sent, strict=True):
         if not ok and otherwise is not None:
             otherwise()
     return sent
@@ -322,7 +322,7 @@ def page_state(r: redis.Redis | RedisCluster, comments: list[tuple[int, int]], u
             if isinstance(reply, Exception):
                 raise reply
     state = {}
-    for (_, ids), reply in zip(calls, replies):
+    for (_, ids), reply in zip(calls, replies, strict=True):
         for index, comment_id in enumerate(ids):
             cardinality = reply[2 * index]
             if cardinality:

@@ -356,7 +356,7 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
             parsed = [_action(i, f) for i, f in entries]
             actions = [a for a in parsed if a is not None]
             changes = like_actions_apply(actions)
-            live.acknowledge(r, subject_id, [(i, None if a is None else a.comment_id) for (i, _), a in zip(entries, parsed)])
+            live.acknowledge(r, subject_id, [(i, None if a is None else a.comment_id) for (i, _), a in zip(entries, parsed, strict=True)])
             report.events += len(entries)
             report.changed_comments += len(changes)
             report.batches += 1

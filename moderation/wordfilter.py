@@ -366,7 +366,7 @@ class _Tables:
         """The characters NFKC and case folding turn into more than one (``ß``, ``…``, ``ﬁ``),
         for the index map only (built on its first use)."""
         chars = _categorized_chars()
-        expanding = {ord(c) for c, folded in zip(chars, map(str.casefold, chars)) if len(folded) != 1}
+        expanding = {ord(c) for c, folded in zip(chars, map(str.casefold, chars), strict=True) if len(folded) != 1}
         expanding.update(cp for cp in self._compat if len(unicodedata.normalize("NFKC", chr(cp)).casefold()) != 1)
         return _coarse_astral([*_ranges(expanding), *_ASTRAL_COMPAT, *self._classes["attach"]], 4096)
 

@@ -842,7 +842,7 @@ def _render_start(pool, rows: list[_Staged]):
 
 def _render_finish(rows: list[_Staged], rendering) -> None:
     results = rendering.get() if rendering is not None else map(_render, ((r.body, r.markup) for r in rows))
-    for row, rendered in zip(rows, results):
+    for row, rendered in zip(rows, results, strict=True):
         row.rendered = rendered
         row.body = ""  # the source's text is no longer needed
 

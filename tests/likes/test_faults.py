@@ -88,7 +88,7 @@ def test_random_interleavings_end_with_each_users_last_action(like_store, seed):
     comment = CommentFactory()
     users = [UserFactory() for _ in range(16)]
     scripts = [[rng.random() < 0.5 for _ in range(rng.randint(1, 12))] for _ in users]
-    expected = {u.pk for u, script in zip(users, scripts) if script[-1]}
+    expected = {u.pk for u, script in zip(users, scripts, strict=True) if script[-1]}
 
     def act(i):
         for liked in scripts[i]:

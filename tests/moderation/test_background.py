@@ -122,7 +122,7 @@ def test_top_comments_are_featured_unless_a_moderator_said_no(site, subject, mod
     settings.MODERATION_FEATURE_MIN_LIKES = 5
     settings.MODERATION_FEATURE_PER_SUBJECT = 2
     comments = [CommentFactory(subject=subject) for _ in range(4)]
-    for comment, likes in zip(comments, (9, 7, 6, 2)):
+    for comment, likes in zip(comments, (9, 7, 6, 2), strict=True):
         set_likes(comment, likes)
     comment_moderate(comment_id=comments[0].id, actor=moderator, action="feature")
     comment_moderate(comment_id=comments[0].id, actor=moderator, action="unfeature")

@@ -335,7 +335,7 @@ def test_mask_changes_only_the_letters_inside_the_hit_spans(text):
     out = iter(masked)
     dropped = 0
     starred = False
-    for ch, inside in zip(text, covered):
+    for ch, inside in zip(text, covered, strict=True):
         if not inside:
             assert next(out) == ch
             starred = False
