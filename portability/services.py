@@ -947,9 +947,9 @@ def user_erase(*, user: User, actor: User | None) -> ErasureReport:
 
     report.reports_removed = Report.objects.filter(user=user).delete()[0]
     report.follows_removed = Follow.objects.filter(follower=user).delete()[0] + Follow.objects.filter(followee=user).delete()[0]
-    report.identities_removed = ExternalIdentity.objects.filter(user=user).delete()[0] + sum(
-        removed for _, removed in hooks.user_erasing.send(sender=User, user_id=user.pk) if isinstance(removed, int)  # type: ignore[misc]  # receivers answer counts
-    )
+    identities_removed = ExternalIdentity.objects.filter(user=user).delete()[0]
+    answers: Sequence[tuple[object, object]] = hooks.user_erasing.send(sender=User, user_id=user.pk)
+    report.identities_removed = identities_removed + sum(removed for _, removed in answers if isinstance(removed, int))
     user.moderated_sites.clear()
     User.objects.filter(pk=user.pk).update(
         username=f"erased-{user.pk}", first_name="", last_name="", email="", display_name="", avatar_url="",
