@@ -5,8 +5,9 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    from config import local_files
     from django.core.management import execute_from_command_line
+
+    from config import local_files
 
     local_files.prepare()
 

@@ -140,7 +140,7 @@ def email(request: HttpRequest) -> HttpResponse:
             return _error(request, exc, lang=lang)
         with translation.override(lang):
             problem = _message(exc)
-        return _start(request, form, site, lang=lang, status=exc.status, problem=problem)
+        return _start(request, form, site, lang=lang, status=exc.status, problem=problem)  # type: ignore[possibly-undefined]  # site_by_key raises NotFound only
     except DATABASE_UNAVAILABLE:
         return _error(request, None, lang=lang)
     response = _page(request, "accounts/sent.html", {"site": site, "email": form.cleaned_data["email"]}, lang=lang)

@@ -32,7 +32,7 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -165,7 +165,7 @@ class Timing:
     n: int
 
     @classmethod
-    def of(cls, samples_ms: list[float]) -> "Timing":
+    def of(cls, samples_ms: list[float]) -> Timing:
         return cls(
             p50=percentile(samples_ms, 50), p99=percentile(samples_ms, 99),
             mean=statistics.fmean(samples_ms), max=max(samples_ms), n=len(samples_ms),
@@ -232,9 +232,9 @@ def run_interleaved(calls, iterations: int, warmup: int, expect: int) -> list[tu
             if response.status_code != expect:
                 raise RuntimeError(f"unexpected status {response.status_code}: {response.content[:300]!r}")
     settle_heap()
-    out = [([], []) for _ in calls]
+    out: list[tuple[list, list]] = [([], []) for _ in calls]
     for _ in range(iterations):
-        for call, (wall, cpu) in zip(calls, out):
+        for call, (wall, cpu) in zip(calls, out, strict=True):
             cpu_started = time.process_time()
             started = time.perf_counter()
             response = call()
@@ -261,14 +261,14 @@ def capture(call, expect: int, repeat: int = 1):
             try:
                 return execute(sql, params, many, context)
             finally:
-                spent[0] += time.perf_counter() - started
+                spent[0] += time.perf_counter() - started  # noqa: B023 - called before the loop moves on
 
         with CaptureQueriesContext(connection) as ctx, connection.execute_wrapper(timer):
             response = call()
         if response.status_code != expect:
             raise RuntimeError(f"unexpected status {response.status_code}: {response.content[:300]!r}")
         sql_times.append(spent[0] * 1000)
-    return response, [q["sql"] for q in ctx.captured_queries], statistics.median(sql_times)
+    return response, [q["sql"] for q in ctx.captured_queries], statistics.median(sql_times)  # type: ignore[possibly-undefined]  # repeat >= 1
 
 
 def comments_shown(payload: dict) -> int:
@@ -484,7 +484,7 @@ class Bench:
                 calls.append(call)
             if timed:
                 samples = run_interleaved(calls, self.args.iterations, self.args.warmup, 200)
-                for (scenario, _, _), (wall, cpu_ms) in zip(group, samples):
+                for (scenario, _, _), (wall, cpu_ms) in zip(group, samples, strict=True):
                     scenario.results[viewer].timing = Timing.of(wall)
                     scenario.results[viewer].cpu = Timing.of(cpu_ms)
         for scenario, _, _ in group:
@@ -705,8 +705,8 @@ def label_sql(sql: str) -> str | None:
     if " LATERAL " in sql:
         return "reply previews (LATERAL per-root LIMIT)"
     top = _top_level(sql)
-    table = re.search(r' FROM "(\w+)"', top)
-    table = table.group(1) if table else ""
+    found = re.search(r' FROM "(\w+)"', top)
+    table = found.group(1) if found else ""
     if table == "comment_content":
         return "contents by id" + (" + viewer's likes" if '"likes_like"' in sql else "")
     if table == "likes_like":
@@ -900,7 +900,7 @@ def cpu_share(
     CPU seconds spent elsewhere, e.g. by a child process, named by ``own_label``)."""
     if not before or not after:
         return "unknown"
-    total, idle, mine = (a - b for a, b in zip(after, before))
+    total, idle, mine = (a - b for a, b in zip(after, before, strict=True))
     own = mine if own is None else own
     busy = total - idle
     return (
@@ -964,7 +964,7 @@ def machine() -> dict:
                 settings.append(f"{name}={cursor.fetchone()[0]}")
             info["db_settings"] = ", ".join(settings)
         else:
-            info["database"] = f"SQLite {connection.Database.sqlite_version}"
+            info["database"] = f"SQLite {connection.Database.sqlite_version}"  # type: ignore[attr-defined]  # the DB-API module
     return info
 
 
@@ -1185,7 +1185,7 @@ def previous_analysis(path: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     configure(args)
-    started_at = datetime.now(timezone.utc)
+    started_at = datetime.now(UTC)
     started = time.perf_counter()
     bench = Bench(args)
     bench.facts["load_start"] = " ".join(f"{x:.2f}" for x in os.getloadavg())

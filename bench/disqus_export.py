@@ -11,10 +11,10 @@ messages of one to four paragraphs with emphasis, links and Chinese text, each o
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from xml.sax.saxutils import escape
 
-START = datetime(2014, 1, 1, tzinfo=timezone.utc)
+START = datetime(2014, 1, 1, tzinfo=UTC)
 SPAN = timedelta(days=3650)
 
 _WORDS = (

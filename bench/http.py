@@ -43,7 +43,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from string import Template
 from urllib.parse import urlencode, urlsplit
@@ -155,7 +155,7 @@ class ScenarioAborted(Exception):
     """A scenario's request did not answer as expected before loading it: it is not run."""
 
 
-# --- workloads and their results -------------------------------------------------------------------
+# --- workloads and their results ------------------------------------------------------------------
 
 
 @dataclass
@@ -193,7 +193,7 @@ class Run:
     first_bad: str = ""
 
     @classmethod
-    def of(cls, key: str, phase: str, data: dict) -> "Run":
+    def of(cls, key: str, phase: str, data: dict) -> Run:
         return cls(
             key=key, phase=phase, requests=data["requests"], seconds=data["duration_us"] / 1e6,
             p50=data["p50_us"] / 1000, p99=data["p99_us"] / 1000, non2xx=data["non2xx"],
@@ -276,7 +276,7 @@ class Row:
         return self.result.rps / self.floor
 
 
-# --- the wrk script ---------------------------------------------------------------------------------
+# --- the wrk script -------------------------------------------------------------------------------
 
 WRK_SCRIPT = Template("""\
 -- Written by bench/http.py for one run: $title
@@ -425,7 +425,7 @@ def lua_script(load: Load, workdir: Path, *, body_prefix: str, wrk_threads: int)
     )
 
 
-# --- one Python client: checks and walks --------------------------------------------------------------
+# --- one Python client: checks and walks ----------------------------------------------------------
 
 
 def fetch(port: int, method: str, path: str, headers: dict | None = None, body: bytes | None = None, conn=None):
@@ -445,6 +445,7 @@ def walk(port: int, path: str, params: dict, pages: int | None = None) -> Walk:
     """Follow ``next_cursor`` from page 1, one request after the other on one keep-alive
     connection, for ``pages`` pages or to the end of the list."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    latencies: list[float]
     latencies, queries, hits, misses = [], 0, 0, 0
     cursor = last = None
     started = time.perf_counter()
@@ -467,13 +468,14 @@ def walk(port: int, path: str, params: dict, pages: int | None = None) -> Walk:
     return Walk(len(latencies), time.perf_counter() - started, latencies, queries, hits, misses, last, cursor)
 
 
-# --- the Celery worker ------------------------------------------------------------------------------
+# --- the Celery worker ----------------------------------------------------------------------------
 
 
 class CeleryWorker:
     """``celery -A config worker -B`` with the server's environment: beat queues the like flush
     every ``LIKES_FLUSH_INTERVAL`` and the worker runs it, and the queued second moderation
-    checks of the posts every ``MODERATION_RECHECK_INTERVAL``, as in production. Beat's schedule file goes to a temporary directory."""
+    checks of the posts every ``MODERATION_RECHECK_INTERVAL``, as in production. Beat's schedule
+    file goes to a temporary directory."""
 
     def __init__(self):
         self.dir = Path(tempfile.mkdtemp(prefix="bench-http-celery-"))
@@ -492,7 +494,7 @@ class CeleryWorker:
         """Start, and wait until the worker answers a ping through the broker."""
         from config.celery import app
 
-        self.log_file = open(self.dir / "worker.log", "w")
+        self.log_file = open(self.dir / "worker.log", "w")  # noqa: SIM115 - the child process's output, closed by hand below
         # Its own session, so that a Ctrl-C reaches only this process, which then stops the
         # worker in order (after the server, once the tasks queued by the load are done).
         self.proc = subprocess.Popen(
@@ -533,12 +535,12 @@ def queued_messages(queue: str) -> int | None:
 
     try:
         with app.connection_for_read() as conn:
-            return conn.default_channel.queue_declare(queue=queue, passive=True).message_count
+            return conn.default_channel.queue_declare(queue=queue, passive=True).message_count  # type: ignore[attr-defined]  # a py-amqp or Redis channel
     except Exception:  # noqa: BLE001 - any broker failure means "unknown", and the caller waits no longer
         return None
 
 
-# --- the benchmark ----------------------------------------------------------------------------------
+# --- the benchmark --------------------------------------------------------------------------------
 
 
 class HttpBench:
@@ -774,7 +776,8 @@ class HttpBench:
         return run
 
     def floor_before(self, key: str) -> Run:
-        """The floor run right before a scenario: the last run if it was this floor's, else a new one."""
+        """The floor run right before a scenario: the last run if it was this floor's, else a new
+        one."""
         if self.previous_floor and self.previous_floor[0] == key:
             return self.previous_floor[1]
         return self.floor(key)
@@ -784,6 +787,7 @@ class HttpBench:
         every answer is the expected one."""
         port = (server or self.server).port
         auth = {"Authorization": f"Bearer {load.tokens[0]}"} if load.tokens else {}
+        calls: list[tuple[str, str, dict[str, str], bytes | None, int]]
         if load.method == "GET":
             calls = [("GET", p, auth, None, load.expect) for p in dict.fromkeys(load.paths)]
         elif load.method == "LIKE":
@@ -867,7 +871,7 @@ class HttpBench:
             log(f"  ({note})")
         after = self.floor(load.floor)
         floor_rps = (before.rps + after.rps) / 2
-        for phase, run in zip(phases, runs):
+        for phase, run in zip(phases, runs, strict=False):
             bad = f"first non-2xx answer: {run.first_bad}" if run.first_bad else ""
             row = Row(
                 load.title, load.request, phase, run, floor=floor_rps, floor_label=FLOOR_LABELS[load.floor],
@@ -1039,7 +1043,7 @@ class HttpBench:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-# --- the report ---------------------------------------------------------------------------------------
+# --- the report -----------------------------------------------------------------------------------
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -1298,7 +1302,7 @@ def main(argv: list[str] | None = None) -> int:
     configure()
     from django.conf import settings
 
-    started_at = datetime.now(timezone.utc)
+    started_at = datetime.now(UTC)
     started = time.perf_counter()
     bench = HttpBench(args)
     bench.facts["load_start"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -1318,7 +1322,7 @@ def main(argv: list[str] | None = None) -> int:
             loads = bench.run_reads(args.quick)
             bench.run_writes(loads, args.quick)
         if not (args.quick or args.no_sync or args.only):
-            bench.run_sync_comparison(loads)
+            bench.run_sync_comparison(loads)  # type: ignore[possibly-undefined]  # read above unless --only
         completed = True
     except KeyboardInterrupt:
         log("bench: interrupted; stopping the server and the worker, putting the data back")

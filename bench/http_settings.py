@@ -5,7 +5,7 @@ middleware, first, that reports each request's SQL statements and cache hits in 
 headers (``bench/http_middleware.py``). The floors pay for that middleware as the measured
 views do."""
 
-from config.settings import *  # noqa: F401,F403
+from config.settings import *  # noqa: F403
 from config.settings import MIDDLEWARE
 
 ROOT_URLCONF = "bench.http_urls"

@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.core import BASE_DIR, calibrate, configure, cpu_sample, cpu_share, write_marked_block
@@ -115,14 +115,15 @@ def child(spec: dict) -> None:
         before = (time.monotonic(), time.process_time(), _process_cpu(backend))
         waiting = insert_batch(self, rows, last=last)
         after = (time.monotonic(), time.process_time(), _process_cpu(backend))
-        batches.append([len(rows) - len(waiting), *(a - b for a, b in zip(after, before))])
+        batches.append([len(rows) - len(waiting), *(a - b for a, b in zip(after, before, strict=True))])
         return waiting
 
     services._ImportJob._insert_batch = measured_batch
     backend_start = _process_cpu(backend)
     with connection.execute_wrapper(count):
         if spec.get("profile"):
-            # CPU time, not wall time: on a shared machine the wall clock mostly measures the others.
+            # CPU time, not wall time: on a shared machine the wall clock mostly measures the
+            # others.
             profiler = cProfile.Profile(time.process_time)
             profiler.runcall(call_command, "import_comments", spec["file"], site=spec["site"], format="disqus", workers=spec["workers"])
             profiler.dump_stats(spec["profile"])
@@ -183,7 +184,7 @@ def profile_summary(path: str) -> list[str]:
     function, render processes excluded)."""
     import pstats
 
-    stats = pstats.Stats(path).stats
+    stats = pstats.Stats(path).stats  # type: ignore[attr-defined]  # the raw table, not in typeshed
 
     def cumulative(file: str, function: str) -> float:
         return sum(c for (f, _, name), (_, _, _, c, _) in stats.items() if name == function and os.path.basename(f) == file)
@@ -352,7 +353,7 @@ def measure(args, key: str) -> dict:
         print(f"  written in {time.monotonic() - started:.0f} s", flush=True)
     call_command("create_site", key, name=f"Import bench, {args.comments:,} comments")
     run = {
-        "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
+        "started_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
         "postgres": _postgres(), "code": code_version(), "size_mb": export.stat().st_size / 1e6,
         "workers": args.workers, "load_start": _load(), "calibration_start": calibrate(),
         "command": f"manage.py import_comments --site {key} --format disqus {export.relative_to(BASE_DIR)}"

@@ -46,7 +46,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bench.core import (
@@ -157,7 +157,7 @@ class RoundTrips:
             return original_send(conn, command, check_health)
 
         cls.send_packed_command = send
-        self._pool = live.client().connection_pool
+        self._pool = live.client().connection_pool  # type: ignore[union-attr]  # a single Redis here
         original_get = self._pool.get_connection
 
         def get_connection(*a, **k):
@@ -243,7 +243,7 @@ def ensure_users(n: int) -> tuple[list[int], str]:
             "SELECT username FROM comments_user WHERE username >= %s AND username < %s", [user_name(0), user_name(n)]
         )
         existing = {row[0] for row in cursor.fetchall()}
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with transaction.atomic(), connection.cursor() as cursor:
         with cursor.cursor.copy(
             "COPY comments_user (password, is_superuser, username, first_name, last_name, email, is_staff, "
@@ -292,7 +292,7 @@ def ensure_subject(site, spec: SubjectSpec, users: list[int], reseed: bool):
         subject.delete()
     authors, likers = users[:1000], users[1000:2000]
     shape = seed.Shape(comments=spec.comments, users=len(authors), likes=spec.likes, seed=spec.seed, background_comments=0)
-    end = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=1)
+    end = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
     nodes, _, bodies = seed.plan(shape, end, worker=spec.worker)
     big = None
     if spec.big:
@@ -313,12 +313,12 @@ def ensure_subject(site, spec: SubjectSpec, users: list[int], reseed: bool):
             for n in nodes:
                 for k in rng.sample(range(len(likers)), n.like_count) if n.like_count else ():
                     ms = n.ms + int(rng.random() * max(1, end_ms - n.ms))
-                    yield n.id, likers[k], subject.pk, datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+                    yield n.id, likers[k], subject.pk, datetime.fromtimestamp(ms / 1000, tz=UTC)
             if big is not None:
                 span = max(1, end_ms - big.ms)
                 for user_id in users[: spec.big]:
                     ms = big.ms + int(rng.random() * span)
-                    yield big.id, user_id, subject.pk, datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+                    yield big.id, user_id, subject.pk, datetime.fromtimestamp(ms / 1000, tz=UTC)
 
         _copy_likes(rows())
         if big is not None:
@@ -426,7 +426,7 @@ class LikesBench:
             before = cpu_sample()
             try:
                 run()
-            except Exception as exc:  # judged below: a flushed database explains it, else re-raised
+            except Exception as exc:  # noqa: BLE001 - judged below: a flushed database explains it, else re-raised
                 failure = exc
             if self.admin.get(self.CANARY) == token:
                 if failure is not None:
@@ -561,7 +561,7 @@ class LikesBench:
         sid = self.subjects["endpoint"].pk
         targets = comment_ids(sid, likeable=True)
         actors = self.endpoint_actors
-        tokens = dict(zip(actors, issue_tokens(actors)))
+        tokens = dict(zip(actors, issue_tokens(actors), strict=True))
         rng = random.Random(5)
         liked: list[tuple[int, int]] = []
         where: dict[tuple[int, int], int] = {}
@@ -626,7 +626,7 @@ class LikesBench:
             mark(pair, now_liked)
         self.endpoint_sql = {m: v[3] for m, v in counts.items()}
         # Alternating: a like of a pair not liked, then an unlike of a liked pair, over and over.
-        samples = {"PUT": ([], []), "DELETE": ([], [])}
+        samples: dict[str, tuple[list, list]] = {"PUT": ([], []), "DELETE": ([], [])}
         before = cpu_sample()
         total = self.args.warmup + self.args.iterations
         for k in range(2 * total):
@@ -657,7 +657,7 @@ class LikesBench:
         self.facts["endpoint_liked_left"] = len(liked)
         # Everything reaches the database and agrees with Redis.
         flushed = drain(self.r)
-        self.check_subject(sid, targets, "measurement 1", expected={p for p in where}, actors=actors, flushed=flushed)
+        self.check_subject(sid, targets, "measurement 1", expected=set(where), actors=actors, flushed=flushed)
 
     def check_subject(self, sid, targets, label, *, expected, actors, flushed):
         """After a flush: each comment's like_count and active rows equal its Redis state, and the
@@ -669,7 +669,7 @@ class LikesBench:
         pipe = self.r.pipeline(transaction=False)
         for c in targets:
             pipe.zcard(keys.likers(sid, c))
-        live_counts = dict(zip(targets, (n - 1 if n else None for n in pipe.execute())))
+        live_counts = dict(zip(targets, (n - 1 if n else None for n in pipe.execute()), strict=True))
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT c.id, c.like_count, (SELECT count(*) FROM likes_like l WHERE l.comment_id = c.id AND l.active) "
@@ -726,8 +726,8 @@ class LikesBench:
                 try:
                     return execute(statement, params, many, context)
                 finally:
-                    sql[0] += time.perf_counter() - t0
-                    sql[1] += 1
+                    sql[0] += time.perf_counter() - t0  # noqa: B023 - called before the loop moves on
+                    sql[1] += 1  # noqa: B023 - called before the loop moves on
 
             started = time.perf_counter()
             reports = []
@@ -796,7 +796,7 @@ class LikesBench:
             f"per comment {low}..{high} (want {per}), stream entries left {left}"
         )
 
-    # 4. a comment with a million likes ---------------------------------------------------------------
+    # 4. a comment with a million likes ------------------------------------------------------------
 
     def run_million(self):
         from django.db import connection
@@ -840,14 +840,14 @@ class LikesBench:
         )
         # The page: flat, oldest first, 20 comments, the big one among them; every state loaded.
         list_path = f"/api/v1/subjects/{sid}/comments"
-        params = {"mode": "flat", "limit": 20}
+        params: dict[str, str | int] = {"mode": "flat", "limit": 20}
         page = self.client.get(list_path, params, headers=auth(tokens[0])).json()["items"]
         page_ids = [item["id"] for item in page]
         assert big.pk in page_ids, "the big comment is not on page 1"
         for c in page_ids:
             state_sync.load(self.r, comment_id=c, subject_id=sid)
         # Like and unlike: benchmark users who like it unlike it, then like it again.
-        samples = {"DELETE": ([], []), "PUT": ([], [])}
+        samples: dict[str, tuple[list, list]] = {"DELETE": ([], []), "PUT": ([], [])}
         counts = {}
         for method in ("DELETE", "PUT"):
             fn = self.client.delete if method == "DELETE" else self.client.put
@@ -906,7 +906,7 @@ class LikesBench:
             "likers, first page", f"GET {likers_path.replace(str(big.pk), '{id}')}",
             lambda: self.client.get(likers_path), "20 likers, oldest first (anonymous reader)",
         )
-        member, score = self.admin.zrange(key, self.cold["members"] // 2, self.cold["members"] // 2, withscores=True)[0]
+        member, score = self.admin.zrange(key, self.cold["members"] // 2, self.cold["members"] // 2, withscores=True)[0]  # type: ignore[str-unpack]  # (member, score)
         cursor = encode_cursor(f"likers:{big.pk}", {"t": int(score) * 1000, "u": int(member)})
         self.measure_get(
             f"likers, page after the {self.cold['members'] // 2:,}th", f"GET {likers_path.replace(str(big.pk), '{id}')}?cursor=…",
@@ -1023,7 +1023,8 @@ class LikesBench:
         busiest = max(per_worker) / sum(per_worker) if per_worker and sum(per_worker) else None
         machine_after = cpu_sample()
         done = resource.getrusage(resource.RUSAGE_CHILDREN)
-        # The load generator is a child of this process that has exited: its CPU is in RUSAGE_CHILDREN.
+        # The load generator is a child of this process that has exited: its CPU is in
+        # RUSAGE_CHILDREN.
         used["load"] = (done.ru_utime + done.ru_stime) - (children.ru_utime + children.ru_stime)
         n = max(1, out["requests"])
         cpu = {k: v * 1000 / n for k, v in used.items()}
@@ -1428,7 +1429,7 @@ def write_block(path: Path, render_block) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     configure(args)
-    started_at = datetime.now(timezone.utc)
+    started_at = datetime.now(UTC)
     started = time.perf_counter()
     bench = LikesBench(args)
     bench.facts["load_start"] = " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -23,7 +23,7 @@ import random
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.core import BASE_DIR, calibrate, configure, percentile, write_marked_block
@@ -88,7 +88,7 @@ def time_word_edits(site, actor, edits: int) -> list[float]:
         committed = []
         with transaction.atomic():
             entry = word_create(actor=actor, site=site, word=word, action="review")
-            transaction.on_commit(lambda: committed.append(time.time()))
+            transaction.on_commit(lambda: committed.append(time.time()))  # noqa: B023 - called before the loop moves on
         line = poller.stdout.readline().strip()
         poller.wait(timeout=60)
         if not line.startswith("seen"):
@@ -161,7 +161,7 @@ def main(argv=None) -> int:
     from comments.services import token_issue
 
     call_command("migrate", verbosity=0)
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
     calibration_start = calibrate()
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.core import BASE_DIR, calibrate, configure, cpu_sample, cpu_share, percentile, write_marked_block
@@ -76,8 +76,8 @@ def empty_last_run(subject) -> None:
     from django.db import connection
 
     from comments.models import Comment
-    from notifications.jobs import EVENTS_STREAM
     from likes import live
+    from notifications.jobs import EVENTS_STREAM
 
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE notifications_notification")
@@ -88,10 +88,10 @@ def empty_last_run(subject) -> None:
 def post_comments(subject, poster, count: int) -> tuple[list[str], list[float]]:
     """Post ``count`` top-level comments through the service, as a request would; returns the
     statements of one post (captured) and the time of each event's ``XADD`` in microseconds."""
+    import uuid
+
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
-
-    import uuid
 
     from comments.services import comment_create
     from notifications import jobs
@@ -106,7 +106,7 @@ def post_comments(subject, poster, count: int) -> tuple[list[str], list[float]]:
         timings.append((time.perf_counter() - started) * 1e6)
         return queued
 
-    jobs.event_enqueue = timed
+    jobs.event_enqueue = timed  # type: ignore[assignment]  # timed for the measurement
     try:
         with CaptureQueriesContext(connection) as ran:
             comment_create(subject=subject, author=poster, body=f"The first of many comments ({run}).")
@@ -161,7 +161,7 @@ def main(argv=None) -> int:
     if not settings.LIKES_REDIS_URL:
         raise SystemExit("bench: the fan-out is measured on its Redis road; set REDIS_URL")
     call_command("migrate", verbosity=0)
-    started_at = datetime.now(timezone.utc)
+    started_at = datetime.now(UTC)
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
     calibration_start = calibrate()
 

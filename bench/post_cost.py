@@ -116,7 +116,7 @@ def main() -> None:
 
     post_path = f"/api/v1/subjects/{subject.pk}/comments"
     database_ms: dict[str, float] = {}
-    nothing_written = (
+    nothing_written: tuple = (
         mock.patch.object(services, "_store_new_comment", lambda comment, content, counted: 1),
         mock.patch.object(hooks.comment_posted, "send", lambda *a, **k: []),
     )

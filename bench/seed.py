@@ -24,7 +24,7 @@ import math
 import random
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from django.contrib.auth.hashers import make_password
 from django.db import connection, transaction
@@ -84,6 +84,13 @@ class Node:
         "visibility", "author", "like_count", "reply_count", "descendant_count",
         "reply_floor_seq", "pinned", "featured", "body",
     )
+    # Set as the seed goes: its time, id, path and floor, the author and the body picked for it.
+    ms: int
+    id: int
+    path: str
+    floor: int
+    author: int
+    body: int
 
     def __init__(self, idx, thread, parent, local, depth, t):
         self.idx, self.thread, self.parent, self.local, self.depth, self.t = idx, thread, parent, local, depth, t
@@ -148,7 +155,7 @@ def plan(
     roots, chain_len, sizes, kinds = _thread_sizes(rng, shape)
     root_times = sorted(rng.uniform(0, span * 0.97) for _ in range(roots))
     # Which top-level comment gets which thread: the chain in the middle, the rest shuffled.
-    assignment = [("chain", chain_len - 1)] + list(zip(kinds, sizes))
+    assignment = [("chain", chain_len - 1)] + list(zip(kinds, sizes, strict=True))
     rest = assignment[1:]
     rng.shuffle(rest)
     middle = roots // 2
@@ -157,7 +164,7 @@ def plan(
     nodes: list[Node] = []
     chain_tail = -1
     chain_members: set[int] = set()
-    for thread_no, (t0, (kind, size)) in enumerate(zip(root_times, assignment)):
+    for thread_no, (t0, (kind, size)) in enumerate(zip(root_times, assignment, strict=True)):
         root = Node(len(nodes), thread_no, None, -1, 0, t0)
         nodes.append(root)
         mean_delay = 3 * 3600 if kind == "small" else 24 * 3600
@@ -261,7 +268,7 @@ def plan(
                 lo = mid
             else:
                 hi = mid
-        for node, w in zip(likeable, weights):
+        for node, w in zip(likeable, weights, strict=True):
             node.like_count = min(shape.users, int(w * hi))
 
     # Flags: two pinned top-level comments, the 20 most liked replies featured.
@@ -345,7 +352,7 @@ def ensure_users(shape: Shape) -> list[int]:
                 if b != a:
                     pairs.add((a, b))
         # The authenticated viewer of the benchmark follows 50 users; half follow back.
-        viewer = VIEWER_INDEX if VIEWER_INDEX < len(ids) else 0
+        viewer = VIEWER_INDEX if len(ids) > VIEWER_INDEX else 0
         for b in rng.sample(range(len(ids)), min(51, len(ids))):
             if b != viewer:
                 pairs.add((viewer, b))
@@ -414,7 +421,7 @@ def seed(shape: Shape, log=print) -> Subject:
         background.delete()
     user_ids = ensure_users(shape)
     started = time.perf_counter()
-    end = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=1)
+    end = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
     nodes, _chain_tail, bodies = plan(shape, end)
     log(f"  planned {len(nodes):,} comments in {time.perf_counter() - started:.1f} s")
 
@@ -501,7 +508,7 @@ def _insert_comments(nodes: list[Node], subject_id, user_ids: list[int], bodies,
                     pinned=n.pinned, featured=n.featured, like_count=n.like_count,
                     reply_count=n.reply_count, descendant_count=n.descendant_count,
                     reply_floor_seq=n.reply_floor_seq,
-                    created_at=datetime.fromtimestamp(n.ms / 1000, tz=timezone.utc),
+                    created_at=datetime.fromtimestamp(n.ms / 1000, tz=UTC),
                 )
                 for n in chunk
             ]
@@ -528,7 +535,7 @@ def _insert_likes(nodes: list[Node], subject_id, user_ids: list[int], shape: Sha
             if n.like_count:
                 for u in rng.sample(range(len(user_ids)), n.like_count):
                     ms = n.ms + int(rng.random() * max(1, end_ms - n.ms))
-                    yield n.id, user_ids[u], subject_id(n), datetime.fromtimestamp(ms / 1000, tz=timezone.utc), True, 0
+                    yield n.id, user_ids[u], subject_id(n), datetime.fromtimestamp(ms / 1000, tz=UTC), True, 0
 
     table = Like._meta.db_table
     count = 0

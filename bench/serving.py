@@ -76,7 +76,7 @@ class Server:
     def start(self, method: str, path: str, headers: dict | None = None) -> None:
         """Start and wait until ``method path`` answers 200 (the probe: a request that warms
         nothing the benchmark measures); stopped again if it does not."""
-        self.log_file = open(self.log_path, "w")
+        self.log_file = open(self.log_path, "w")  # noqa: SIM115 - the child process's output, closed by hand below
         self.proc = subprocess.Popen(
             self.args, env=server_env(self.settings_module), stdout=self.log_file, stderr=subprocess.STDOUT, cwd=BASE_DIR
         )

@@ -155,7 +155,7 @@ def with_hits(rng: random.Random, body: str, entries: list[Entry]) -> tuple[str,
     spaces = [i for i, c in enumerate(body) if c == " "]
     picks = sorted(rng.sample(spaces[len(spaces) // 10 : -len(spaces) // 10], len(spellings)))
     out, pos = [], 0
-    for index, spelling in zip(picks, spellings):
+    for index, spelling in zip(picks, spellings, strict=True):
         out += [body[pos:index], f" {spelling} "]
         pos = index + 1
     out.append(body[pos:])
@@ -176,7 +176,7 @@ def timed(fn, arg, iterations: int, warmup: int) -> list[float]:
 
 def p(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def line(name: str, samples: list[float]) -> str:

@@ -2,6 +2,8 @@
 subject and the author; filters by status, flags and site; search by text, author and id.
 Moderators' actions on comments are added by the moderation app (its admin), through its rules."""
 
+from typing import ClassVar
+
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
@@ -30,7 +32,8 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
-    fieldsets = BaseUserAdmin.fieldsets + (("Public profile", {"fields": ("display_name", "avatar_url")}),)
+    # UserAdmin sets its fieldsets (django-stubs allow None).
+    fieldsets = BaseUserAdmin.fieldsets + (("Public profile", {"fields": ("display_name", "avatar_url")}),)  # type: ignore[operator]
     list_display = ("username", "display_name", "email", "is_staff", "is_active", "date_joined")
     search_fields = ("username", "display_name", "email")
 
@@ -66,7 +69,7 @@ class SiteAdminForm(forms.ModelForm):
 
     class Meta:
         model = Site
-        fields = "__all__"
+        fields = "__all__"  # noqa: DJ007 - the admin edits every field of a site, new ones too
 
     def clean_signin_oidc(self):
         providers = self.cleaned_data.get("signin_oidc") or []
@@ -129,7 +132,7 @@ class CommentAdmin(admin.ModelAdmin):
     list_filter = ("status", "pinned", "featured", "visibility", "subject__site")
     search_fields = ("=id", "content__body", "author__username", "author__display_name", "subject__key")
     list_select_related = ("author", "subject", "content")
-    readonly_fields = (
+    readonly_fields: ClassVar[tuple[str, ...]] = (
         "id", "subject", "author", "reply_to", "root", "path", "depth", "floor", "status", "like_count",
         "reply_count", "descendant_count", "reply_floor_seq", "hot_score", "created_at", "edited_at",
     )

@@ -137,7 +137,7 @@ def _connection(scheme: str, host: str, port: int | None) -> http.client.HTTPCon
     (unless ``AVATARS_FETCH_PRIVATE``: tests and a service on a private network)."""
     port = port or (443 if scheme == "https" else 80)
     try:
-        address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][4][0]
+        address = str(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][4][0])
     except (OSError, UnicodeError) as exc:
         raise PictureUnavailable(str(exc)[:200]) from exc
     if not settings.AVATARS_FETCH_PRIVATE and not ipaddress.ip_address(address).is_global:

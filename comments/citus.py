@@ -182,7 +182,7 @@ def schema_violations(cursor) -> tuple[list[str], list[str]]:
         kinds = (_kind(source), _kind(target))
         if None in kinds:
             continue  # reported above
-        pairs = dict(zip(columns, referenced))
+        pairs = dict(zip(columns, referenced, strict=True))
         if kinds == ("distributed", "distributed"):
             if pairs.get(DISTRIBUTED[source]) != DISTRIBUTED[target]:
                 violations.append(
@@ -215,7 +215,9 @@ def _pinned_aliases(statement, aliases: dict[str, frozenset[str]]) -> tuple[set[
     def value(node) -> bool:
         return node.find(exp.Column) is None and node.find(exp.Select) is None
 
-    valued, joined, unqualified = set(), set(), set()
+    valued: set[str] = set()
+    joined: set[str] = set()
+    unqualified: set[str] = set()
     conditions = [*statement.find_all(exp.Where), *(j.args["on"] for j in statement.find_all(exp.Join) if j.args.get("on"))]
     for condition in conditions:
         for predicate in condition.find_all(exp.EQ, exp.In):

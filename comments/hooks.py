@@ -3,9 +3,10 @@ without the core importing them (DESIGN.md: ``comments`` never imports its neigh
 
 from __future__ import annotations
 
-from contextlib import ExitStack
+from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, ContextManager, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import django.dispatch
 
@@ -17,12 +18,12 @@ if TYPE_CHECKING:
 class ContentCheck:
     """What a check is asked about: a new comment (``comment`` None) or an edit."""
 
-    site: "Site"
-    subject: "Subject"
-    author: "User"
+    site: Site
+    subject: Subject
+    author: User
     body: str
     is_moderator: bool
-    comment: "Comment | None" = None
+    comment: Comment | None = None
 
 
 @dataclass
@@ -115,7 +116,7 @@ def liked_sql(user_id: int | None) -> tuple[str, list] | None:
 # like state). A scope registered here (the likes app's, whose Redis carries them) gathers what
 # they hand on while a hook is sent, so that everything one hook causes travels in one round
 # trip instead of one per receiver.
-HandoffScope = Callable[[], ContextManager[None]]
+HandoffScope = Callable[[], AbstractContextManager[None]]
 _handoff_scopes: list[HandoffScope] = []
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 EPOCH_MS = 1735689600000  # 2025-01-01T00:00:00Z
 TIME_BITS = 41
@@ -74,7 +74,7 @@ def id_floor_at(moment: datetime) -> int:
 
 
 def id_time(value: int) -> datetime:
-    return datetime.fromtimestamp(((value >> TIME_SHIFT) + EPOCH_MS) / 1000, tz=timezone.utc)
+    return datetime.fromtimestamp(((value >> TIME_SHIFT) + EPOCH_MS) / 1000, tz=UTC)
 
 
 _generator: IdGenerator | None = None

@@ -30,7 +30,7 @@ class ApiErrorMiddleware:
         if isinstance(exception, DATABASE_UNAVAILABLE):
             logger.warning("Database unavailable on %s %s: %s", request.method, request.path, exception)
             return unavailable_response()
-        logger.exception("Unhandled error on %s %s", request.method, request.path)
+        logger.error("Unhandled error on %s %s", request.method, request.path, exc_info=exception)
         return json_error("server_error", "Something went wrong on our side.", 500)
 
 

@@ -78,7 +78,8 @@ class Site(models.Model):
 
     @property
     def first_party_signin(self) -> bool:
-        """Whether a reader can sign in on the service itself (the widget's popup), without the host."""
+        """Whether a reader can sign in on the service itself (the widget's popup), without the
+        host."""
         return self.signin_email or bool(self.signin_oidc)
 
 
@@ -282,7 +283,8 @@ class Comment(models.Model):
 class CommentContent(models.Model):
     """The wide text row of a comment; never read by list scans, fetched by primary key."""
 
-    # Primary key (comment_id, subject_id) and a composite foreign key on PostgreSQL (comments.citus).
+    # Primary key (comment_id, subject_id) and a composite foreign key on PostgreSQL
+    # (comments.citus).
     comment = models.OneToOneField(
         Comment, primary_key=True, on_delete=models.CASCADE, related_name="content", db_constraint=False
     )

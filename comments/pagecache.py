@@ -10,11 +10,11 @@ over the shared page by the caller (``queries.list_comments_json``).
 **Versions.** Each subject has a version token in the cache; an entry carries the token it was
 built under and counts only while the subject still has that token. A write that changes what
 readers of the subject see calls ``subject_changed`` (after its transaction commits, and most
-services at the write too), which *deletes* the token; the next reader draws a new random one, so every page of the subject is
-rebuilt once, when it is next asked for. Deleting rather than counting up means a write never
-creates a key that nobody reads, and a token lost to eviction can never come back with an old
-value that old entries still carry. The token is read *before* the database is, so an entry
-never holds rows older than its token.
+services at the write too), which *deletes* the token; the next reader draws a new random one, so
+every page of the subject is rebuilt once, when it is next asked for. Deleting rather than counting
+up means a write never creates a key that nobody reads, and a token lost to eviction can never come
+back with an old value that old entries still carry. The token is read *before* the database is, so
+an entry never holds rows older than its token.
 
 **Single flight.** On a miss, one process (thread) takes a short-lived rebuild flag (``add``,
 so set-if-absent) and builds; the others serve the entry they found under an older token when
@@ -48,7 +48,8 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.core.cache import cache
@@ -178,7 +179,7 @@ def site_changed(site_key_: str) -> None:
 
 
 class Read(NamedTuple):
-    entry: object
+    entry: Any  # bytes of an API page, str of the widget's HTML
     cached: bool  # from a cache, not built by this reader
     stale: bool = False  # an older version, served because the database could not rebuild it
 
@@ -279,7 +280,7 @@ class HotPages:
         self.tracked = tracked
         self._lock = threading.Lock()
         # key: (expires, subject id, entry, the entry gzip-compressed or None)
-        self._copies: OrderedDict[str, tuple[float, int, object, bytes | None]] = OrderedDict()
+        self._copies: OrderedDict[str, tuple[float, int, Any, bytes | None]] = OrderedDict()
         self._second = 0
         self._now: dict[str, int] = {}
         self._before: dict[str, int] = {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+import redis
 from django_redis.pool import ConnectionFactory
 from redis.cluster import RedisCluster
 
@@ -17,7 +18,7 @@ class ClusterAwareConnectionFactory(ConnectionFactory):
     client; a cluster client keeps pools of its own, per node, so for a cluster URL it is the
     client that is kept, one per URL and process."""
 
-    _clusters: dict[str, RedisCluster] = {}
+    _clusters: dict[str, redis.Redis | RedisCluster] = {}
     _lock = threading.Lock()
 
     def connect(self, url: str):

@@ -21,7 +21,8 @@ is dropped, never returned to the pool with a reply still unread on it.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import redis
 from redis.cluster import RedisCluster
@@ -56,7 +57,7 @@ def is_cluster(r: object) -> bool:
 
 
 def round_trip(r: redis.Redis | RedisCluster, commands: Sequence[tuple]) -> list:
-    if is_cluster(r):
+    if isinstance(r, RedisCluster):
         return _one_by_one(r, commands)
     pool = r.connection_pool
     conn = pool.get_connection()

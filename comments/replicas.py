@@ -199,9 +199,9 @@ class current_reads(_Scope):
     """Reads inside see every write committed before they began, whoever made it: a replica
     that has replayed up to the primary's position at the start (one small query on each; the
     position is the whole server's, so a replica of a busy primary is always a little behind it,
-    and the fill waits up to ``DATABASE_REPLICA_CATCH_UP`` seconds for it), else the primary. For what fills a cache every reader shares (a page built after a write
-    made the old one out of date must hold that write), without sending every fill to the
-    primary."""
+    and the fill waits up to ``DATABASE_REPLICA_CATCH_UP`` seconds for it), else the primary. For
+    what fills a cache every reader shares (a page built after a write made the old one out of date
+    must hold that write), without sending every fill to the primary."""
 
     def __enter__(self):
         alias = read_alias()
@@ -337,14 +337,14 @@ def _user_key(request) -> list[str]:
 def _read_pin(credentials: list[str]) -> tuple[bool, int | None]:
     if not credentials:
         return False, None
-    missing = object()
-    found = sharedcache.call(lambda: cache.get_many([_pin_key(c) for c in credentials]), missing)
-    if found is missing:
+    found = sharedcache.call(lambda: cache.get_many([_pin_key(c) for c in credentials]), None)
+    if found is None:
         return True, None  # the cache is down: the client's writes cannot be known
     if not found:
         return False, None
     positions = [lsn_value(value) for value in found.values()]
-    return True, None if None in positions else max(positions)
+    known = [p for p in positions if p is not None]
+    return True, max(known) if len(known) == len(positions) else None
 
 
 def _primary_position() -> int | None:
@@ -362,13 +362,13 @@ def record_write(credentials: list[str]) -> None:
     replayed this far, for ``DATABASE_REPLICA_MAX_LAG`` seconds at most."""
     if not credentials:
         return
-    position = _primary_position()
+    lsn = _primary_position()
     # Kept as text ("" on SQLite: the primary until the entry expires).
-    position = "" if position is None else f"{position >> 32:X}/{position & 0xFFFFFFFF:X}"
+    position = "" if lsn is None else f"{lsn >> 32:X}/{lsn & 0xFFFFFFFF:X}"
     seconds = settings.DATABASE_REPLICA_MAX_LAG + PROBE_SECONDS
     # One key per credential, set apart: on a Redis Cluster they live in different slots.
     for credential in credentials:
-        sharedcache.call(lambda: cache.set(_pin_key(credential), position, timeout=seconds), None)
+        sharedcache.call(lambda: cache.set(_pin_key(credential), position, timeout=seconds), None)  # noqa: B023 - called before the loop moves on
 
 
 # Statements that change no row: a request that ran only these on the primary wrote nothing there
@@ -406,7 +406,8 @@ class ReplicaMiddleware:
             else:
                 with connections[PRIMARY].execute_wrapper(writes):
                     response = self.get_response(request)
-            if _request.get().failed:
+            state = _request.get()
+            if state is not None and state.failed:
                 logger.warning("replica failed during %s %s; answering from the primary", request.method, request.path)
                 _request.set(_RequestReads(False, request, credentials))
                 response = self.get_response(request)

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, fields
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.db import connection
 
@@ -167,7 +168,7 @@ def _moment_sql(column: str) -> str:
 
 # Times travel as integers since this moment (microseconds in the statements here; the like
 # flush uses milliseconds).
-UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _moment(value):
@@ -190,7 +191,7 @@ def user_faces(ids) -> dict[int, UserFace]:
 def aware(value):
     """Datetimes as the ORM returns them: aware, UTC (SQLite hands back naive UTC values)."""
     if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
+        return value.replace(tzinfo=UTC)
     return value
 
 
@@ -262,14 +263,14 @@ def author_and_target(author_id: int | None, reply_to_id: int | None, r: tuple, 
     target_author_id = target[_TARGET_AUTHOR_ID]
     at += _TARGET
     target_author = UserFace(target_author_id, *r[at:at + _FACE]) if target_author_id is not None else None
-    return author, ReplyTarget(reply_to_id, *target, target_author)
+    return author, ReplyTarget(reply_to_id, *target, target_author)  # type: ignore[call-arg]  # the columns in field order
 
 
 def _row(r: tuple) -> CommentRow:
     values = list(r[:_WIDTH])
     for index, convert in _CONVERTERS:
         values[index] = convert(values[index])
-    return CommentRow(*values, *author_and_target(values[_AUTHOR_ID], values[_REPLY_TO_ID], r, _WIDTH))
+    return CommentRow(*values, *author_and_target(values[_AUTHOR_ID], values[_REPLY_TO_ID], r, _WIDTH))  # type: ignore[call-arg]  # the columns in field order
 
 
 def fetch(where: Sql, *, order: tuple[tuple[str, str], ...] = (), limit: int | None = None) -> list[CommentRow]:
@@ -328,7 +329,7 @@ class ModelColumns:
         self.attnames = [f.attname for f in self.fields]
         self.sql = ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in self.fields)
         self.width = len(self.fields)
-        self._converters = None
+        self._converters: list[tuple[int, Any, list]] | None = None
 
     def _converters_by_index(self):
         if self._converters is None:

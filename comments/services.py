@@ -12,6 +12,7 @@ import json
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -40,7 +41,6 @@ from .models import (
 )
 from .queries import Viewer, can_see, is_site_moderator, viewer_for
 from .rendering import parse_mentions, render_markdown
-
 
 # --- content -------------------------------------------------------------------------------
 
@@ -96,12 +96,13 @@ def _resolve_mentions(body: str, subject_id: int) -> list[dict]:
         .filter(Q(lname__in=lowered) | (Q(ldisplay__in=lowered) & Q(participant=True)), is_active=True)
         .values_list("id", "lname", "ldisplay", "participant")
     )
-    by_username, by_display_name = {}, {}
-    for user_id, username, display_name, participant in users:
-        by_username[username] = user_id
-        if participant:
-            by_display_name.setdefault(display_name, set()).add(user_id)
-    found = []
+    by_username: dict[str, int] = {}
+    by_display_name: dict[str, set[int]] = {}
+    for account_id, username, display_name, is_participant in users:
+        by_username[username] = account_id
+        if is_participant:
+            by_display_name.setdefault(display_name, set()).add(account_id)
+    found: list[dict] = []
     for name in names:
         user_id = by_username.get(name.lower())
         if user_id is None and len(by_display_name.get(name.lower(), ())) == 1:
@@ -171,6 +172,7 @@ def _store_new_comment(comment: Comment, content: CommentContent, *, counted: bo
 def _counted_ancestors(comment: Comment) -> tuple[list[int], list[int]]:
     """Of a reply: the comments whose ``descendant_count`` counts it (every ancestor in the
     tree) and those whose ``reply_count`` does (its top-level comment and the one it answers)."""
+    assert comment.root_id is not None and comment.reply_to_id is not None  # a reply
     return comment.ancestor_ids(), sorted({comment.root_id, comment.reply_to_id})
 
 
@@ -193,7 +195,7 @@ def _store_new_comment_in_one_statement(comment: Comment, content: CommentConten
             f"taken AS (UPDATE {subject_table} SET floor_seq = floor_seq + 1, comment_count = comment_count + %s, "
             "root_count = root_count + %s WHERE id = %s RETURNING floor_seq AS floor)"
         )
-        step_params = [delta, delta, comment.subject_id]
+        step_params: list[Any] = [delta, delta, comment.subject_id]
         floor_from = "taken"
     else:
         # The subject row's counter first (the lock order: the one-time filter below runs this
@@ -214,7 +216,7 @@ def _store_new_comment_in_one_statement(comment: Comment, content: CommentConten
             delta, comment.subject_id, comment.root_id, ancestors, delta, direct, delta,
             sorted({*ancestors, *direct}), comment.subject_id,
         ]
-        floor_from = f"taken WHERE taken.id = {int(comment.root_id)}"
+        floor_from = f"taken WHERE taken.id = {int(comment.root_id)}"  # type: ignore[arg-type]  # a reply's
     sql = (
         f"WITH {steps}, "
         f"stored AS (INSERT INTO {comment_table} ({_COMMENT_COLUMNS}) "
@@ -412,7 +414,7 @@ def comment_set_status(
             return comment, from_status
         was = is_counted(from_status, comment.visibility)
         now = is_counted(to_status, comment.visibility)
-        updates = {"status": to_status}
+        updates: dict[str, object] = {"status": to_status}
         if to_status != Status.PUBLISHED:
             # Flags belong to published comments only.
             updates.update(pinned=False, featured=False)
@@ -610,7 +612,9 @@ def site_signin_update(
     Saved as a model save, so cached copies of the site (and its embed pages) go."""
     if not is_site_moderator(actor, site):
         raise PermissionDenied("Only moderators of this site may change how readers sign in.")
-    changes = {"signin_sso": sso, "signin_email": email, "signin_guests": guests, "signin_link_email": link_email}
+    changes: dict[str, object] = {
+        "signin_sso": sso, "signin_email": email, "signin_guests": guests, "signin_link_email": link_email,
+    }
     if oidc is not None:
         unknown = sorted(set(oidc) - set(settings.ACCOUNTS_OIDC_PROVIDERS))
         if unknown:
@@ -640,7 +644,7 @@ def subject_update(*, subject: Subject, actor: User, mode: str | None = None, st
     over the same paths, so switching it moves no row."""
     if not is_site_moderator(actor, subject.site):
         raise PermissionDenied("Only moderators of this site may change the subject.")
-    changes = {}
+    changes: dict[str, object] = {}
     if mode is not None:
         changes["mode"] = Mode(mode)
     if state is not None:

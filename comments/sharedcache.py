@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from django.conf import settings
 
 logger = logging.getLogger("comments.cache")
 
 Result = TypeVar("Result")
+Default = TypeVar("Default")
 
 _down_until = 0.0
 
@@ -26,7 +28,7 @@ def available() -> bool:
     return time.monotonic() >= _down_until
 
 
-def call(operation: Callable[[], Result], default: Result) -> Result:
+def call(operation: Callable[[], Result], default: Default) -> Result | Default:
     """``operation()`` (a call of the cache), or ``default`` when the cache is down. Any
     exception of the backend counts: django-redis raises redis-py's connection and timeout
     errors, other backends their own."""

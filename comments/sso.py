@@ -66,9 +66,11 @@ def verify_payload(site: Site, payload: str, *, now: float | None = None) -> Sso
     if isinstance(external_id, int) and not isinstance(external_id, bool):
         external_id = str(external_id)
     texts = (external_id, name, email, avatar)
+    if not all(_storable_text(t) for t in texts):
+        raise refuse
+    assert isinstance(external_id, str) and isinstance(name, str)  # as _storable_text checked
     if (
-        not all(_storable_text(t) for t in texts)
-        or not 0 < len(external_id) <= 255
+        not 0 < len(external_id) <= 255
         or not isinstance(exp, (int, float)) or isinstance(exp, bool) or not math.isfinite(exp)
     ):
         raise refuse

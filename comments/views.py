@@ -265,7 +265,8 @@ def embed(request: HttpRequest) -> HttpResponse:
         if subject_id is None:
             html = _embed_html(request, site, None, params, lang=lang, theme=theme)
         else:
-            # The sign-in button follows the site's methods: a page cached before a change is another variant.
+            # The sign-in button follows the site's methods: a page cached before a change is
+            # another variant.
             signin = f"{site.signin_sso:d}{site.first_party_signin:d}"
             variant = "embed:" + urlencode(sorted({**{k: str(v) for k, v in params.items()}, "lang": lang, "theme": theme, "signin": signin}.items()))
             html, _, stale = pagecache.shared_entry(

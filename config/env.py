@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import overload
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -19,6 +20,10 @@ def _binding_options(options: dict) -> dict:
     return {"server_side_binding": server_side, "prepare_threshold": None if threshold in _FALSE | {"none"} else int(threshold)}
 
 
+@overload
+def env_str(name: str, default: str) -> str: ...
+@overload
+def env_str(name: str, default: None = None) -> str | None: ...
 def env_str(name: str, default: str | None = None) -> str | None:
     value = os.environ.get(name)
     return default if value is None else value

@@ -7,11 +7,25 @@ local-memory cache and Celery tasks run eagerly in-process. ``DATABASE_URL``, ``
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 from . import local_files
-from .env import database_from_url, email_from_url, replica_databases, env_bool, env_float, env_int, env_list, env_str, oidc_providers_from_env, parse_rate_limits, sqlite_database
+from .env import (
+    database_from_url,
+    email_from_url,
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    oidc_providers_from_env,
+    parse_rate_limits,
+    replica_databases,
+    sqlite_database,
+)
 
 BASE_DIR = local_files.BASE_DIR
 VAR_DIR = local_files.var_dir()
@@ -311,7 +325,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 
-REST_FRAMEWORK = {
+REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "comments.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",

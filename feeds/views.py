@@ -11,7 +11,7 @@ from django.contrib.syndication.views import Feed
 from django.http import Http404
 from django.urls import reverse
 from django.utils.cache import get_conditional_response, patch_cache_control
-from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed
+from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed, SyndicationFeed
 from django.utils.http import http_date
 
 from comments.exceptions import NotFound
@@ -22,7 +22,7 @@ from . import queries
 class CommentFeed(Feed):
     """One of the four feeds: ``listing`` reads what it shows, ``feed_type`` is its format."""
 
-    feed_type = Rss201rev2Feed
+    feed_type: type[SyndicationFeed] = Rss201rev2Feed
 
     def listing(self, **kwargs) -> queries.FeedListing:
         raise NotImplementedError
@@ -107,12 +107,12 @@ def _entry_link(entry: dict, request) -> str:
 
 
 class SiteFeed(CommentFeed):
-    def listing(self, *, site_key: str):
+    def listing(self, *, site_key: str):  # type: ignore[override]  # the URL's keyword arguments
         return queries.site_feed(site_key)
 
 
 class SubjectFeed(CommentFeed):
-    def listing(self, *, subject_id: int):
+    def listing(self, *, subject_id: int):  # type: ignore[override]  # the URL's keyword arguments
         return queries.subject_feed(subject_id)
 
 

@@ -39,7 +39,7 @@ def sources(columns: Columns, rows: Sequence[tuple]) -> Iterator[tuple[str, list
         return
     if connection.vendor == "postgresql":
         arrays, names, selected, values = [], [], [], []
-        for (name, kind), column in zip(columns, zip(*rows)):
+        for (name, kind), column in zip(columns, zip(*rows, strict=True), strict=True):
             if kind == "ms":
                 arrays.append("%s::bigint[]")
                 selected.append(f"timestamptz 'epoch' + x0.{name} * interval '1 millisecond' AS {name}")
@@ -66,4 +66,4 @@ def sources(columns: Columns, rows: Sequence[tuple]) -> Iterator[tuple[str, list
 
 
 def _moment(ms: int) -> str:
-    return connection.ops.adapt_datetimefield_value(UNIX_EPOCH + timedelta(milliseconds=ms))
+    return connection.ops.adapt_datetimefield_value(UNIX_EPOCH + timedelta(milliseconds=ms))  # type: ignore[return-value]  # None for None only

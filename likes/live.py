@@ -27,15 +27,16 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, cast
 
 import redis
-from redis.cluster import RedisCluster
 from django.conf import settings
 from django.core.signals import setting_changed
+from redis.cluster import RedisCluster
 
 from comments.redislink import connect, is_cluster, round_trip
 
@@ -176,7 +177,7 @@ def _send(handoffs: list[tuple[list[tuple], Callable[[], object] | None]]) -> li
                     mark_down(down[0])
                 elif failures:
                     logger.error("likes: a hand-off to Redis failed: %s", failures[0])
-    for (_, otherwise), ok in zip(handoffs, sent):
+    for (_, otherwise), ok in zip(handoffs, sent, strict=True):
         if not ok and otherwise is not None:
             otherwise()
     return sent
@@ -266,7 +267,7 @@ class Script:
         parts = [_LUA_CONSTANTS, *((_LUA_DIR / f"{part}.lua").read_text() for part in (*includes, name))]
         return cls("".join(parts))
 
-    def __call__(self, r: redis.Redis, keys_: list[str], args: list) -> object:
+    def __call__(self, r: redis.Redis | RedisCluster, keys_: list[str], args: list) -> Any:
         try:
             return r.evalsha(self.sha, len(keys_), *keys_, *args)
         except redis.exceptions.NoScriptError:
@@ -297,7 +298,7 @@ PAGE_STATE = Script.load("page_state")
 # --- reads ---------------------------------------------------------------------------------
 
 
-def page_state(r: redis.Redis, comments: list[tuple[int, int]], user_id: int | None) -> dict[int, tuple[int, bool]]:
+def page_state(r: redis.Redis | RedisCluster, comments: list[tuple[int, int]], user_id: int | None) -> dict[int, tuple[int, bool]]:
     """``{comment_id: (like_count, liked)}`` for the loaded comments among ``comments``
     (``(comment_id, subject_id)`` pairs), in one round trip: one script call per subject (a
     page is almost always one subject), pipelined. One call of a script instead of two
@@ -321,7 +322,7 @@ def page_state(r: redis.Redis, comments: list[tuple[int, int]], user_id: int | N
             if isinstance(reply, Exception):
                 raise reply
     state = {}
-    for (_, ids), reply in zip(calls, replies):
+    for (_, ids), reply in zip(calls, replies, strict=True):
         for index, comment_id in enumerate(ids):
             cardinality = reply[2 * index]
             if cardinality:
@@ -376,7 +377,7 @@ class Creation:
     since: int | None = None
 
 
-def like(r: redis.Redis, *, subject_id: int, comment_id: int, user_id: int, liked: bool, checked: bool,
+def like(r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: int, user_id: int, liked: bool, checked: bool,
          subject_open: bool = False, create: Creation | None = None):
     """Apply one action; ``(count, liked)``; ``NEEDS_CHECK`` when ``checked`` is false and the
     comment is not OPEN or its subject is not marked open (``subject_open``: the caller read
@@ -395,7 +396,7 @@ def like(r: redis.Redis, *, subject_id: int, comment_id: int, user_id: int, like
         keys.likers(subject_id, comment_id), keys.events(subject_id), keys.pending(subject_id), keys.written(subject_id),
         keys.subject_open(subject_id),
     ]
-    args = [user_id, int(liked), comment_id, int(checked), int(subject_open)]
+    args: list[int | str] = [user_id, int(liked), comment_id, int(checked), int(subject_open)]
     if create is not None:
         since = "" if create.since is None else create.since
         args += [create.flag, since, settings.LIKES_STATE_TTL, *create.flat_likers]
@@ -422,7 +423,7 @@ def like(r: redis.Redis, *, subject_id: int, comment_id: int, user_id: int, like
     return count, bool(now_liked)
 
 
-def mark_empty(r: redis.Redis, comments: list[tuple[int, int, int]]) -> None:
+def mark_empty(r: redis.Redis | RedisCluster, comments: list[tuple[int, int, int]]) -> None:
     """Load the state of comments known to have no likes (just posted): the negative entry, so
     they never need a rebuild. ``comments``: ``(comment_id, subject_id, sentinel score)``."""
     pipe = r.pipeline(transaction=False)
@@ -431,7 +432,7 @@ def mark_empty(r: redis.Redis, comments: list[tuple[int, int, int]]) -> None:
     pipe.execute()
 
 
-def mark_subject(r: redis.Redis, *, subject_id: int, open: bool) -> None:
+def mark_subject(r: redis.Redis | RedisCluster, *, subject_id: int, open: bool) -> None:
     """A subject was opened (its mark goes: the next like asks the database, and marks it) or
     closed (marked closed, so that a like that read it open before cannot mark it open)."""
     if open:
@@ -440,12 +441,12 @@ def mark_subject(r: redis.Redis, *, subject_id: int, open: bool) -> None:
         r.set(keys.subject_open(subject_id), "0", ex=SUBJECT_OPEN_SECONDS)
 
 
-def reflag(r: redis.Redis, *, comment_id: int, subject_id: int, flag: int) -> None:
+def reflag(r: redis.Redis | RedisCluster, *, comment_id: int, subject_id: int, flag: int) -> None:
     """Set a loaded state's OPEN/CHECK flag (a state not loaded takes it when it loads)."""
     r.zadd(keys.likers(subject_id, comment_id), {SENTINEL: flag}, xx=True)
 
 
-def likers_page(r: redis.Redis, *, subject_id: int, comment_id: int, after: tuple[int, int] | None, limit: int):
+def likers_page(r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: int, after: tuple[int, int] | None, limit: int):
     """``(open, rows)``: whether the comment is OPEN (anyone who can read the subject may see
     it), and up to ``limit + 1`` ``(user_id, liked_at_ms)`` after ``after`` = (ms, user id),
     oldest first; None when the state is not loaded."""
@@ -459,26 +460,26 @@ def likers_page(r: redis.Redis, *, subject_id: int, comment_id: int, after: tupl
 # --- rebuilding ----------------------------------------------------------------------------
 
 
-def acquire(r: redis.Redis, lock_key: str, token: str, ttl_ms: int) -> bool:
+def acquire(r: redis.Redis | RedisCluster, lock_key: str, token: str, ttl_ms: int) -> bool:
     return bool(r.set(lock_key, token, nx=True, px=ttl_ms))
 
 
-def release(r: redis.Redis, lock_key: str, token: str) -> None:
+def release(r: redis.Redis | RedisCluster, lock_key: str, token: str) -> None:
     RELEASE(r, [lock_key], [token])
 
 
-def publish(r: redis.Redis, build_key: str, key: str) -> bool:
+def publish(r: redis.Redis | RedisCluster, build_key: str, key: str) -> bool:
     return bool(PUBLISH(r, [build_key, key], [settings.LIKES_STATE_TTL]))
 
 
-def cold_check(r: redis.Redis, *, subject_id: int, comment_id: int) -> tuple[bool, int]:
+def cold_check(r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: int) -> tuple[bool, int]:
     """``(pending, since)``: whether an action of the comment waits in its subject's stream,
     and the Redis time (ms) of the answer, after which rows read are complete if none does."""
     pending, since = COLD_CHECK(r, [keys.pending(subject_id)], [comment_id])
     return bool(pending), since
 
 
-def create_state(r: redis.Redis, *, subject_id: int, comment_id: int, creation: Creation) -> bool | None:
+def create_state(r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: int, creation: Creation) -> bool | None:
     """Create the comment's state from ``creation`` unless it is loaded already (False), or
     the rows may be behind (None: ``may_create`` in the scripts). True when made."""
     made = CREATE_STATE(
@@ -488,11 +489,11 @@ def create_state(r: redis.Redis, *, subject_id: int, comment_id: int, creation: 
     return None if made == -1 else bool(made)
 
 
-def is_loaded(r: redis.Redis, key: str) -> bool:
+def is_loaded(r: redis.Redis | RedisCluster, key: str) -> bool:
     return bool(r.exists(key))
 
 
-def drop(r: redis.Redis, comments: list[tuple[int, int]]) -> None:
+def drop(r: redis.Redis | RedisCluster, comments: list[tuple[int, int]]) -> None:
     """Forget comments' states; UNLINK frees them in the background (a million likers take
     Redis half a second to free, blocking everyone, with DEL)."""
     if comments:
@@ -506,15 +507,16 @@ def consumer_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
 
-def dirty_subjects(r: redis.Redis) -> list[tuple[int, float]]:
-    return [(int(member), score) for member, score in r.zrange(keys.DIRTY_SUBJECTS, 0, -1, withscores=True)]
+def dirty_subjects(r: redis.Redis | RedisCluster) -> list[tuple[int, float]]:
+    dirty = cast(list[tuple[bytes, float]], r.zrange(keys.DIRTY_SUBJECTS, 0, -1, withscores=True))
+    return [(int(member), score) for member, score in dirty]
 
 
-def forget_dirty(r: redis.Redis, subject_id: int, score: float) -> None:
+def forget_dirty(r: redis.Redis | RedisCluster, subject_id: int, score: float) -> None:
     FORGET_DIRTY(r, [keys.DIRTY_SUBJECTS], [subject_id, score])
 
 
-def ensure_group(r: redis.Redis, stream: str) -> None:
+def ensure_group(r: redis.Redis | RedisCluster, stream: str) -> None:
     try:
         r.xgroup_create(stream, keys.FLUSH_GROUP, id="0", mkstream=True)
     except redis.exceptions.ResponseError as exc:
@@ -522,7 +524,7 @@ def ensure_group(r: redis.Redis, stream: str) -> None:
             raise
 
 
-def read_events(r: redis.Redis, stream: str, consumer: str, count: int, reclaim_idle_ms: int) -> list[tuple[str, list]]:
+def read_events(r: redis.Redis | RedisCluster, stream: str, consumer: str, count: int, reclaim_idle_ms: int) -> list[list]:
     """Up to ``count`` entries ``(id, [field, value, ...])`` for this consumer: first those
     another consumer read and did not acknowledge for ``reclaim_idle_ms`` (it died), then new
     ones. The consumer group is made on first need (a stream's first flush, or after Redis
@@ -536,7 +538,7 @@ def read_events(r: redis.Redis, stream: str, consumer: str, count: int, reclaim_
     return _read_events(r, stream, consumer, count, reclaim_idle_ms)
 
 
-def _read_events(r: redis.Redis, stream: str, consumer: str, count: int, reclaim_idle_ms: int) -> list[tuple[str, list]]:
+def _read_events(r: redis.Redis | RedisCluster, stream: str, consumer: str, count: int, reclaim_idle_ms: int) -> list[list]:
     raw = _as_sent(r)
     claimed = raw.xautoclaim(stream, keys.FLUSH_GROUP, consumer, reclaim_idle_ms, start_id="0-0", count=count)
     entries = [_flat(e) for e in claimed[1] if e and e[1]]
@@ -549,11 +551,11 @@ def _read_events(r: redis.Redis, stream: str, consumer: str, count: int, reclaim
 
 
 @functools.lru_cache(maxsize=4)
-def _as_sent(r: redis.Redis) -> redis.Redis:
+def _as_sent(r: redis.Redis | RedisCluster) -> redis.Redis | RedisCluster:
     """A client over ``r``'s connections whose stream reads answer as Redis sent them,
     each entry ``[id, [field, value, ...]]``: redis-py would build a dict per entry, and for a
     batch of 5,000 that took longer than Redis took to read it."""
-    if is_cluster(r):
+    if isinstance(r, RedisCluster):
         # Its nodes' clients parse before the cluster's callbacks run; entries come as
         # redis-py builds them and ``_flat`` lays them out as sent.
         return r
@@ -576,7 +578,7 @@ def _flat(entry) -> list:
     return [entry_id, fields]
 
 
-def acknowledge(r: redis.Redis, subject_id: int, entries: list[tuple[str, int | None]]) -> None:
+def acknowledge(r: redis.Redis | RedisCluster, subject_id: int, entries: list[tuple[str, int | None]]) -> None:
     """Acknowledge and delete applied entries, ``(entry id, comment id or None when it held no
     action)``, in one script: their comments count them no longer pending; those with none
     left may expire again, and are remembered as just written (``keys.written``)."""
@@ -597,7 +599,7 @@ def acknowledge(r: redis.Redis, subject_id: int, entries: list[tuple[str, int | 
     ACKNOWLEDGE(r, keys_, [*args, *loose])
 
 
-def forget_entries(r: redis.Redis, stream: str, entry_ids: list[str]) -> None:
+def forget_entries(r: redis.Redis | RedisCluster, stream: str, entry_ids: list[str]) -> None:
     """Acknowledge and delete entries that were dealt with (another stream read with
     ``read_events``: moderation's queue of second checks)."""
     pipe = r.pipeline(transaction=False)
@@ -610,7 +612,7 @@ def _forget(pipe, stream: str, entry_ids: list[str]) -> None:
     pipe.xdel(stream, *entry_ids)
 
 
-def drop_idle_consumers(r: redis.Redis, stream: str) -> int:
+def drop_idle_consumers(r: redis.Redis | RedisCluster, stream: str) -> int:
     """Forget the consumers (one per flushing process that ever read the stream) that hold no
     entry, so processes that restarted do not pile up in every stream. Atomic: a consumer that
     reads meanwhile is not forgotten with entries in hand."""
@@ -620,15 +622,15 @@ def drop_idle_consumers(r: redis.Redis, stream: str) -> int:
         return 0  # no stream or no group: nothing to forget
 
 
-def stream_length(r: redis.Redis, stream: str) -> int:
+def stream_length(r: redis.Redis | RedisCluster, stream: str) -> int:
     return r.xlen(stream)
 
 
-def stream_entries(r: redis.Redis, stream: str) -> list[tuple[str, list]]:
+def stream_entries(r: redis.Redis | RedisCluster, stream: str) -> list[list]:
     """Every entry ``(id, [field, value, ...])`` still in the stream (read or not): the
     actions not yet known to be in the database. The flush deletes what it applied, so this is
     about a second's worth."""
-    return [_flat(e) for e in _as_sent(r).xrange(stream, "-", "+") if e and e[1]]
+    return [_flat(e) for e in _as_sent(r).xrange(stream, "-", "+") or [] if e and e[1]]
 
 
 def parse_action(fields: list) -> tuple[int, int, bool, int] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection
 
@@ -139,6 +140,7 @@ def _likers_live(comment_id: int, subject_id: int, user, after, limit) -> list[t
 
 def _likers_stored(comment_id: int, after, limit: int) -> list[tuple[int, int]]:
     """``(user_id, µs)`` from the like rows, by the ``like_likers_by_time`` index."""
+    params: list[Any]
     where, params = "comment_id = %s AND active", [comment_id]
     if after is not None:
         where += " AND (created_at > %s OR (created_at = %s AND user_id > %s))"

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from comments import hooks
-from comments import services as comment_services
 from comments import queries as comment_queries
+from comments import services as comment_services
 from comments.exceptions import NotFound
 from comments.models import GONE_STATUSES, Comment, Subject, SubjectState, User
 
@@ -391,7 +391,7 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
             parsed = [_action(i, f) for i, f in entries]
             actions = [a for a in parsed if a is not None]
             changes = like_actions_apply(actions, subject_id=subject_id)
-            live.acknowledge(r, subject_id, [(i, None if a is None else a.comment_id) for (i, _), a in zip(entries, parsed)])
+            live.acknowledge(r, subject_id, [(i, None if a is None else a.comment_id) for (i, _), a in zip(entries, parsed, strict=True)])
             report.events += len(entries)
             report.changed_comments += len(changes)
             report.batches += 1

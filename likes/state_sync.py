@@ -9,10 +9,11 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import redis
 from django.db import connection
+from redis.cluster import RedisCluster
 
 from comments import replicas, rowsql
 from comments.exceptions import NotFound
@@ -38,7 +39,7 @@ class LoadTimeout(Exception):
     """A concurrent load held the lock too long."""
 
 
-def client() -> redis.Redis | None:
+def client() -> redis.Redis | RedisCluster | None:
     """The Redis of like state, after dropping what went stale while it was away; None when
     the database must answer alone."""
     r = live.client()
@@ -56,7 +57,7 @@ def ms(moment: datetime) -> int:
 
 
 def from_ms(value: int) -> datetime:
-    return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+    return datetime.fromtimestamp(value / 1000, tz=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +121,7 @@ def read_rows(comment_id: int) -> Rows:
 
 
 @replicas.primary_reads()
-def load(r: redis.Redis, *, comment_id: int, subject_id: int) -> None:
+def load(r: redis.Redis | RedisCluster, *, comment_id: int, subject_id: int) -> None:
     """Make sure the comment's like state is in Redis. A comment with few likes and no action
     waiting in the stream (most comments) is loaded at once (``_load_small``); a big one is
     built from the database under a lock so that concurrent requests build it once; the
@@ -148,7 +149,7 @@ def load(r: redis.Redis, *, comment_id: int, subject_id: int) -> None:
         pause = min(pause * 2, 0.05)
 
 
-def _load_small(r: redis.Redis, *, comment_id: int, subject_id: int) -> bool:
+def _load_small(r: redis.Redis | RedisCluster, *, comment_id: int, subject_id: int) -> bool:
     """Load the state of a comment of at most ``SMALL_STATE`` likes and no action in the stream:
     a word with Redis, one statement and one script that creates the state only if it is still
     missing, so concurrent loaders need no lock. False when the comment is bigger, has actions
@@ -169,7 +170,7 @@ def _load_small(r: redis.Redis, *, comment_id: int, subject_id: int) -> bool:
     return live.create_state(r, subject_id=subject_id, comment_id=comment_id, creation=creation) is not None
 
 
-def _build(r: redis.Redis, *, comment_id: int, subject_id: int, token: str) -> None:
+def _build(r: redis.Redis | RedisCluster, *, comment_id: int, subject_id: int, token: str) -> None:
     """The database's likers, with the actions still in the stream (not yet flushed, or being
     flushed right now) laid over them where newer, assembled aside and renamed into place.
 
@@ -222,7 +223,7 @@ def _active_likers(comment_id: int, *, chunked: bool = True):
             [comment_id],
         )
         while rows := cursor.fetchmany(CHUNK):
-            flat = []
+            flat: list = []
             for at, user_id in rows:
                 flat += (at if in_sql else ms(aware(at)), user_id)
             yield flat
@@ -245,7 +246,7 @@ def _flag(comment_id: int) -> int:
 
 
 @replicas.primary_reads()
-def drop_stale(r: redis.Redis) -> int:
+def drop_stale(r: redis.Redis | RedisCluster) -> int:
     """Drop the Redis state of comments whose likes went straight to the database while Redis
     was unreachable; it is loaded again, from the rows, on next use."""
     stale = list(StaleLikeState.objects.values_list("comment_id", "subject_id", "created_at")[:1000])

@@ -16,5 +16,5 @@ def flush() -> dict:
 
 
 @shared_task(name="likes.rebuild", acks_late=True, ignore_result=True)
-def rebuild(subject_id: int | None = None) -> int:
+def rebuild(subject_id: int | None = None) -> int | None:
     return services.like_state_rebuild(subject_id=subject_id)

@@ -1,14 +1,15 @@
 """Moderator decisions on a comment, as action objects: ``check()`` says whether the action
 may be taken, ``execute()`` locks the comment, checks, takes the action, closes the comment's
-open review tasks and writes exactly one audit entry, all in one transaction. Status changes go through the core's one
-transition (``comment_set_status``), flags through ``comment_set_flags``, so counters,
-placeholders and visibility stay right. ``top_comments_feature`` is the one decision taken by
-the system on a schedule.
+open review tasks and writes exactly one audit entry, all in one transaction. Status changes go
+through the core's one transition (``comment_set_status``), flags through ``comment_set_flags``, so
+counters, placeholders and visibility stay right. ``top_comments_feature`` is the one decision taken
+by the system on a schedule.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -24,12 +25,15 @@ from comments.services import comment_lock, comment_set_flags, comment_set_statu
 from .models import AuditEntry
 from .services import audit_write, reports_dismiss, review_task_claim_check, review_tasks_close
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
 
 class ModerationAction:
     name = ""
-    label = ""  # what the console calls it
+    label: StrOrPromise = ""  # what the console calls it
     in_bulk = True  # offered for many comments at once in the console's queue
-    done: str  # what the console says was done: ngettext_lazy(..., "n") % {"n": how many comments}
+    done: StrOrPromise  # what the console says was done: ngettext_lazy(..., "n") % {"n": how many comments}
 
     def __init__(self, *, comment: Comment, actor: User | None, reason: str = ""):
         self.comment = comment

@@ -100,7 +100,7 @@ def _decide(action_name: str):
     def decide(modeladmin, request, queryset):
         _moderate_each(modeladmin, request, queryset.filter(state="open").values_list("comment_id", flat=True), action_name)
 
-    decide.short_description = f"{action_name.capitalize()} the comments of the selected tasks"
+    decide.short_description = f"{action_name.capitalize()} the comments of the selected tasks"  # type: ignore[attr-defined]
     decide.__name__ = f"decide_{action_name}"
     return decide
 
@@ -109,7 +109,7 @@ def _moderate(action_name: str):
     def moderate(modeladmin, request, queryset):
         _moderate_each(modeladmin, request, queryset.values_list("pk", flat=True), action_name)
 
-    moderate.short_description = f"{action_name.capitalize()} the selected comments"
+    moderate.short_description = f"{action_name.capitalize()} the selected comments"  # type: ignore[attr-defined]
     moderate.__name__ = f"moderate_{action_name}"
     return moderate
 

@@ -133,7 +133,8 @@ class ReportsView(ApiView):
     @extend_schema(request=ReportIn, responses={200: ReportOut, 201: ReportOut, **error_responses(400, 401, 403, 404)}, summary="Report a comment")
     def post(self, request, comment_id: int):
         """Report a comment to the site's moderators, once per reader (a repeat answers 200 with the
-        first). At the site's threshold of distinct reporters a published comment is held for review."""
+        first). At the site's threshold of distinct reporters a published comment is held for
+        review."""
         data = validated(ReportIn, request.data)
         comment = comment_queries.comment_ref_for_viewer(comment_id, request.user)
         report, created = services.report_create(comment=comment, reporter=request.user, reason=data["reason"], detail=data["detail"])

@@ -40,6 +40,7 @@ def line_chart(points: list[tuple]) -> dict:
     bound, grid = _scale(max((v for _, v in points if v is not None), default=0))
     plot_w, plot_h = CHART_W - PAD_L - 8, CHART_H - PAD_B - PAD_T
     slot = plot_w / max(len(points), 1)
+    current: list[str]
     dots, segments, current = [], [], []
     for i, (day, value) in enumerate(points):
         x = round(PAD_L + i * slot + slot / 2, 1)

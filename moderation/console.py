@@ -15,6 +15,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
 from comments.exceptions import CommentsError, InvalidInput, NotFound
+from comments.models import Site, User
 from comments.queries import site_by_key
 
 from . import queries
@@ -36,6 +37,14 @@ def error_page(request: HttpRequest, status: int, message: str, fields=None, *, 
     return render(request, "moderation/error.html", {"status": status, "message": message, "fields": fields}, status=status)
 
 
+class ConsoleRequest(HttpRequest):
+    """A request as ``console_page`` hands it to a view: signed in, with the sites the user
+    moderates."""
+
+    user: User
+    console_sites: list[Site]
+
+
 def console_page(view):
     """Sign-in and role check for every console page, and the domain errors of the services
     and queries turned into pages with their status, message and code (never a 500)."""
@@ -51,7 +60,7 @@ def console_page(view):
             return error_page(
                 request, 403, _("Only site moderators and staff may use the moderation console."), code="permission_denied"
             )
-        request.console_sites = sites
+        request.console_sites = sites  # type: ignore[attr-defined]  # what makes it a ConsoleRequest
         try:
             return view(request, *args, **kwargs)
         except NotFound as exc:
@@ -79,13 +88,13 @@ def add_service_errors(form, exc: InvalidInput, renamed: dict[str, str] | None =
             form.add_error(name if name in form.fields else None, error)
 
 
-def site_key_for(request: HttpRequest, key: str | None) -> str:
+def site_key_for(request: ConsoleRequest, key: str | None) -> str:
     """The site a page is about: the one asked for (the query refuses a site the user does
     not moderate), else the user's first."""
     return key or request.console_sites[0].key
 
 
-def console_site(request: HttpRequest, key: str):
+def console_site(request: ConsoleRequest, key: str):
     """The Site for ``key`` from the user's sites; a site outside them is left to the query
     (which refuses it), so it is loaded plainly here."""
     for site in request.console_sites:
@@ -107,7 +116,7 @@ def console_url(name: str, **params) -> str:
     return reverse(name) + (f"?{urlencode(params)}" if params else "")
 
 
-def site_page(request: HttpRequest, template: str, nav: str, site_key: str, *, status: int = 200, **context) -> HttpResponse:
+def site_page(request: ConsoleRequest, template: str, nav: str, site_key: str, *, status: int = 200, **context) -> HttpResponse:
     """A console page about one site: its tab, the site with the switch to the others, and the
     address to come back to after a form."""
     return render(request, template, {

@@ -84,6 +84,7 @@ class ActionForm(forms.Form):
 
     def clean(self):
         data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
         do = data.get("do")
         if do:
             action, _sep, comment = do.partition(":")

@@ -134,8 +134,8 @@ class AuditEntry(models.Model):
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     action = models.CharField(max_length=32)
     comment_id = models.BigIntegerField(null=True, blank=True)
-    from_status = models.CharField(max_length=10, null=True, blank=True)
-    to_status = models.CharField(max_length=10, null=True, blank=True)
+    from_status = models.CharField(max_length=10, null=True, blank=True)  # noqa: DJ001 - NULL: no status
+    to_status = models.CharField(max_length=10, null=True, blank=True)  # noqa: DJ001 - NULL: no status
     reason = models.CharField(max_length=1000, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

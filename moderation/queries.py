@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from django.db import connection
 from django.db.models import Count, Min, Q, TextField
@@ -218,7 +218,7 @@ def sanction_list(*, user, site_key: str, limit: int = 200) -> list[Sanction]:
         Sanction.objects.filter(site=site).select_related("user", "created_by").order_by("-id")[:limit]
     )
     for sanction in sanctions:
-        sanction.in_force = sanction.until is None or sanction.until > now
+        sanction.in_force = sanction.until is None or sanction.until > now  # type: ignore[attr-defined]  # for the page
     return sanctions
 
 
@@ -260,9 +260,9 @@ def moderation_dashboard(*, user, sites: list[Site], days: int = 14) -> dict:
         {"site": s, "open": open_rows.get(s.pk, {}).get("open", 0), "oldest": open_rows.get(s.pk, {}).get("oldest")}
         for s in sites
     ]
-    today = timezone.now().astimezone(dt_timezone.utc).date()
+    today = timezone.now().astimezone(UTC).date()
     first_day = today - timedelta(days=days - 1)
-    start = datetime.combine(first_day, datetime.min.time(), tzinfo=dt_timezone.utc)
+    start = datetime.combine(first_day, datetime.min.time(), tzinfo=UTC)
     found = _decisions_by_day(site_ids, start) if site_ids else {}
     per_day = []
     for offset in range(days):
@@ -303,7 +303,7 @@ def _decisions_by_day(site_ids: list[int], start: datetime) -> dict[str, tuple[i
         return {row[0]: (int(row[1]), max(0.0, float(row[2])) if row[2] is not None else None) for row in cursor.fetchall()}
 
 
-def open_task_counts(*, sites: list[Site]) -> dict[int, dict]:
+def open_task_counts(*, sites: list[Site]) -> dict[int, Any]:
     """``{site_id: {"open": n, "oldest": datetime}}`` of open review tasks, one query (the
     queue's index). Sites without open tasks are left out."""
     return {

@@ -9,8 +9,8 @@ Neither happens to a comment a moderator acted on since its text last changed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Callable
 
 from django.conf import settings
 from django.db import transaction

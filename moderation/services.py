@@ -18,8 +18,8 @@ from comments.queries import is_site_moderator
 from comments.services import check_subject_open, comment_lock, comment_set_status
 
 from . import signals, words
-from .queries import SANCTIONS, standing_of
 from .models import AuditEntry, Report, ReviewTask, Sanction, SanctionKind, TaskState, WordAction, WordEntry
+from .queries import SANCTIONS, standing_of
 from .wordfilter import normalize_word
 
 
@@ -58,7 +58,7 @@ def word_create(*, actor: User, site: Site | None, word: str, action: str, insid
     normalized = normalize_word(word)
     if not normalized:
         raise InvalidInput("The word has no letters to match.", fields={"word": ["The word has no letters to match."]})
-    if len(normalized) > WordEntry._meta.get_field("normalized").max_length:
+    if len(normalized) > WordEntry._meta.get_field("normalized").max_length:  # type: ignore[operator]  # it has one
         # A few characters expand a lot under NFKC (U+FDFA is 18 letters).
         raise InvalidInput("The word is too long once normalized.", fields={"word": ["Too long once normalized."]})
     try:
@@ -300,4 +300,4 @@ def review_task_claim_check(*, comment_id: int, subject_id: int, moderator: User
         .select_related("claimed_by").first()
     )
     if holder is not None:
-        raise PermissionDenied(f"{holder.claimed_by.public_name} is working on this task.")
+        raise PermissionDenied(f"{holder.claimed_by.public_name} is working on this task.")  # type: ignore[union-attr]  # not null here

@@ -14,7 +14,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from typing import Callable, Generic, Hashable, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -23,14 +24,14 @@ from comments import replicas, sharedcache
 
 Value = TypeVar("Value")
 
-_all: list["Snapshot"] = []
+_all: list[Snapshot] = []
 
 
 class Snapshot(Generic[Value]):
     """Values built per scope (a site id, or None for what is global) by ``build``, kept until
     the version under ``version_key`` changes."""
 
-    def __init__(self, version_key: str, build: Callable[[Hashable], Value]):
+    def __init__(self, version_key: str, build: Callable[[Any], Value]):
         self.version_key = version_key
         self.build = build
         self._lock = threading.Lock()

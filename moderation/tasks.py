@@ -16,7 +16,8 @@ def recheck_comment(comment_id: int) -> list[str]:
 
 @shared_task(name="moderation.recheck_queued", acks_late=True, ignore_result=True)
 def recheck_queued() -> int:
-    """The second checks queued in Redis, in batches (beat, every ``MODERATION_RECHECK_INTERVAL``)."""
+    """The second checks queued in Redis, in batches (beat, every
+    ``MODERATION_RECHECK_INTERVAL``)."""
     return rechecks.rechecks_run_queued()
 
 

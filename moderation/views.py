@@ -1,8 +1,9 @@
 """The moderation console (``/console/``): Django templates over the same queries and services
 as the moderation API (``moderation/api.py``): the queue is ``queries.review_queue``, every
-decision ``actions.comment_moderate``, claims ``services.review_task_claim``/``review_task_release``, words,
-sanctions and the audit log their services and queries. Views validate input with a form,
-call one service or query, and render or redirect; they hold no rule of their own.
+decision ``actions.comment_moderate``, claims
+``services.review_task_claim``/``review_task_release``, words, sanctions and the audit log their
+services and queries. Views validate input with a form, call one service or query, and render or
+redirect; they hold no rule of their own.
 
 Pages work without JavaScript (plain forms, POST then redirect); ``static/moderation/console.js``
 adds keyboard shortcuts, claiming of the task in view and in-place updates by posting the same
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
 from django.utils.translation import gettext as _
@@ -29,7 +30,16 @@ from comments.queries import present_user
 from . import actions, queries, services
 from .charts import bar_chart, line_chart
 from .console import (
-    add_service_errors, console_page, console_site, console_url, form_error, safe_next, site_key_for, site_page, wants_json,
+    ConsoleRequest,
+    add_service_errors,
+    console_page,
+    console_site,
+    console_url,
+    form_error,
+    safe_next,
+    site_key_for,
+    site_page,
+    wants_json,
 )
 from .forms import ActionForm, QueueFilterForm, SanctionForm, SiteForm, WordForm
 from .models import TaskState
@@ -46,15 +56,15 @@ CHART_DAYS = 14
 class LoginView(auth_views.LoginView):
     template_name = "moderation/login.html"
     redirect_authenticated_user = True
-    next_page = reverse_lazy("console:queue")
+    next_page = reverse_lazy("console:queue")  # type: ignore[assignment]  # lazy, as Django's docs do
 
-    def get_redirect_url(self):
+    def get_redirect_url(self):  # type: ignore[override]  # Django's takes no request; its stubs do
         url = super().get_redirect_url()
         return url if url.startswith("/console/") else ""
 
 
 class LogoutView(auth_views.LogoutView):
-    next_page = reverse_lazy("console:login")
+    next_page = reverse_lazy("console:login")  # type: ignore[assignment]  # lazy, as Django's docs do
 
 
 # --- the queue -----------------------------------------------------------------------------
@@ -62,7 +72,7 @@ class LogoutView(auth_views.LogoutView):
 
 @require_GET
 @console_page
-def queue(request: HttpRequest) -> HttpResponse:
+def queue(request: ConsoleRequest) -> HttpResponse:
     form = QueueFilterForm(request.GET)
     if not form.is_valid():
         return form_error(request, form)
@@ -92,7 +102,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @console_page
-def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
+def task_detail(request: ConsoleRequest, task_id: int) -> HttpResponse:
     context = queries.review_task_in_context(user=request.user, task_id=task_id)
     task = context["task"]
     claimed_by = task["claimed_by"]
@@ -114,7 +124,7 @@ def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
 
 @require_POST
 @console_page
-def act(request: HttpRequest) -> HttpResponse:
+def act(request: ConsoleRequest) -> HttpResponse:
     """One action on one or many comments: each goes through the claim check and the action
     service on its own, so one refusal (another site, a claimed task, a state the action
     does not apply to) leaves the others done and is reported."""
@@ -123,7 +133,7 @@ def act(request: HttpRequest) -> HttpResponse:
         if wants_json(request):
             return form_error(request, form)
         for error in form.non_field_errors() or [_("Invalid request.")]:
-            messages.error(request, error)
+            messages.error(request, str(error))
         return redirect(safe_next(request, request.POST.get("next"), reverse("console:queue")))
     data = form.cleaned_data
     action, results = data["action"], []
@@ -150,7 +160,7 @@ def act(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console_page
-def review_task_claim(request: HttpRequest, task_id: int) -> HttpResponse:
+def review_task_claim(request: ConsoleRequest, task_id: int) -> HttpResponse:
     try:
         task = services.review_task_claim(task_id=task_id, moderator=request.user)
     except DomainPermissionDenied as exc:
@@ -167,7 +177,7 @@ def review_task_claim(request: HttpRequest, task_id: int) -> HttpResponse:
 
 @require_POST
 @console_page
-def review_task_release(request: HttpRequest, task_id: int) -> HttpResponse:
+def review_task_release(request: ConsoleRequest, task_id: int) -> HttpResponse:
     services.review_task_release(task_id=task_id, moderator=request.user)
     if wants_json(request):
         return JsonResponse({"id": task_id, "claimed_by": None})
@@ -179,7 +189,7 @@ def review_task_release(request: HttpRequest, task_id: int) -> HttpResponse:
 
 
 @console_page
-def words(request: HttpRequest) -> HttpResponse:
+def words(request: ConsoleRequest) -> HttpResponse:
     site_form = SiteForm(request.GET)
     if not site_form.is_valid():
         return form_error(request, site_form)
@@ -210,7 +220,7 @@ def words(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console_page
-def word_delete(request: HttpRequest, word_id: int) -> HttpResponse:
+def word_delete(request: ConsoleRequest, word_id: int) -> HttpResponse:
     entry = queries.word_entry_by_id(word_id)
     services.word_delete(actor=request.user, entry=entry)
     messages.success(request, _("“%(word)s” was removed.") % {"word": entry.word})
@@ -221,7 +231,7 @@ def word_delete(request: HttpRequest, word_id: int) -> HttpResponse:
 
 
 @console_page
-def sanctions(request: HttpRequest) -> HttpResponse:
+def sanctions(request: ConsoleRequest) -> HttpResponse:
     site_form = SiteForm(request.GET)
     if not site_form.is_valid():
         return form_error(request, site_form)
@@ -253,7 +263,7 @@ def sanctions(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console_page
-def sanction_delete(request: HttpRequest, sanction_id: int) -> HttpResponse:
+def sanction_delete(request: ConsoleRequest, sanction_id: int) -> HttpResponse:
     sanction = queries.sanction_by_id(sanction_id)
     services.sanction_delete(actor=request.user, sanction=sanction)
     messages.success(request, _("The sanction was lifted."))
@@ -265,7 +275,7 @@ def sanction_delete(request: HttpRequest, sanction_id: int) -> HttpResponse:
 
 @require_GET
 @console_page
-def audit_log(request: HttpRequest) -> HttpResponse:
+def audit_log(request: ConsoleRequest) -> HttpResponse:
     form = SiteForm(request.GET)
     if not form.is_valid():
         return form_error(request, form)
@@ -284,7 +294,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @console_page
-def dashboard(request: HttpRequest) -> HttpResponse:
+def dashboard(request: ConsoleRequest) -> HttpResponse:
     form = SiteForm(request.GET)
     if not form.is_valid():
         return form_error(request, form)

@@ -366,7 +366,7 @@ class _Tables:
         """The characters NFKC and case folding turn into more than one (``ß``, ``…``, ``ﬁ``),
         for the index map only (built on its first use)."""
         chars = _categorized_chars()
-        expanding = {ord(c) for c, folded in zip(chars, map(str.casefold, chars)) if len(folded) != 1}
+        expanding = {ord(c) for c, folded in zip(chars, map(str.casefold, chars), strict=True) if len(folded) != 1}
         expanding.update(cp for cp in self._compat if len(unicodedata.normalize("NFKC", chr(cp)).casefold()) != 1)
         return _coarse_astral([*_ranges(expanding), *_ASTRAL_COMPAT, *self._classes["attach"]], 4096)
 
@@ -804,6 +804,7 @@ class WordFilter:
 
         if self._words:
             words = _words(text, p) if norm.words is None else norm.words
+            keys: Iterable[str]
             if words and isinstance(words[0], bytes):
                 keys = [key.decode("ascii") for key in self._ascii_word_keys.intersection(words)]
             else:
@@ -838,6 +839,7 @@ class WordFilter:
                 self._word_automaton = _automaton(
                     (key, (len(_bytes_key(key)), found)) for key, found in self._words.items()
                 )
+            assert self._word_automaton is not None  # made of self._words, which has words
             raw = list(self._word_automaton.iter(_bytes_key(word)))
             offsets = _char_offsets(word, chain.from_iterable((last + 1 - size, last + 1) for last, (size, _) in raw))
             for last, (size, entries) in raw:
@@ -848,6 +850,7 @@ class WordFilter:
     def _automaton_matches(
         self, text: str, soft: Callable[[], frozenset[int]], p: _Patterns, found: list[_Match]
     ) -> None:
+        assert self._automaton is not None  # the caller checked
         raw = list(self._automaton.iter(_bytes_key(text)))
         if not raw:
             return

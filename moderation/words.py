@@ -14,7 +14,7 @@ VERSION_KEY = "moderation:words:version"
 def _build(site_id: int | None) -> WordFilter:
     from .models import WordEntry
 
-    rows = WordEntry.objects.filter(site_id=site_id).values_list("id", "word", "action", "inside_words")
+    rows = WordEntry.objects.filter(site_id=site_id).values_list("id", "word", "action", "inside_words")  # type: ignore[misc]  # None: the global list
     entries = [Entry(id=i, word=w, action=a, inside_words=inside) for i, w, a, inside in rows]
     return WordFilter(entries) if entries else EMPTY
 

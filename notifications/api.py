@@ -46,7 +46,8 @@ class NotificationOut(serializers.Serializer):
     actor = UserOut(allow_null=True)
     subject = NotificationSubjectOut(allow_null=True)
     comment = NotificationCommentOut(allow_null=True)
-    data = serializers.DictField(help_text='like_milestone: {"likes"}; decision: {"decision"}; queue: {"site", "open", "new"}')
+    # A declared field named like Serializer.data: the metaclass moves it into _declared_fields.
+    data = serializers.DictField(help_text='like_milestone: {"likes"}; decision: {"decision"}; queue: {"site", "open", "new"}')  # type: ignore[assignment]
 
 
 class InboxOut(serializers.Serializer):
@@ -118,10 +119,10 @@ class InboxView(ApiView):
 
     @extend_schema(parameters=[InboxParams], responses={200: InboxOut, **error_responses(400, 401)}, summary="Your notifications, newest first")
     def get(self, request):
-        """The signed-in reader's notifications (replies, mentions, new comments in followed subjects,
-        moderators' decisions, like milestones), newest first, cursor paged, with the unread count;
-        ``unread=true`` lists only unread ones. Notifications about comments no longer published
-        are left out."""
+        """The signed-in reader's notifications (replies, mentions, new comments in followed
+        subjects, moderators' decisions, like milestones), newest first, cursor paged, with the
+        unread count; ``unread=true`` lists only unread ones. Notifications about comments no longer
+        published are left out."""
         params = query_params(request, InboxParams)
         page = queries.inbox(user_id=request.user.pk, limit=params["limit"], cursor=params.get("cursor"), unread_only=params["unread"])
         return Response({"items": page.items, "next_cursor": page.next_cursor, "unread_count": queries.unread_count(request.user.pk)})
@@ -153,8 +154,9 @@ class ReadAllView(ApiView):
 
     @extend_schema(request=ReadAllIn, responses={200: ReadAllOut, **error_responses(400, 401)}, summary="Mark all (or all up to an id) read")
     def post(self, request):
-        """Mark every unread notification read, or only those with ``id <= up_to_id`` (the newest the
-        reader has seen, so one arriving meanwhile stays unread); answers how many were marked."""
+        """Mark every unread notification read, or only those with ``id <= up_to_id`` (the newest
+        the reader has seen, so one arriving meanwhile stays unread); answers how many were
+        marked."""
         data = validated(ReadAllIn, request.data or {})
         marked = services.notifications_mark_all_read(user=request.user, up_to_id=data["up_to_id"])
         return Response({"marked": marked, "unread_count": queries.unread_count(request.user.pk)})
@@ -171,8 +173,8 @@ class PreferencesView(ApiView):
 
     @extend_schema(request=PreferencesIn, responses={200: PreferencesOut, **error_responses(400, 401)}, summary="Change some of your notification preferences")
     def patch(self, request):
-        """Change any part of the preferences; an unknown kind or mode, or a value of the wrong type,
-        is 400 and changes nothing."""
+        """Change any part of the preferences; an unknown kind or mode, or a value of the wrong
+        type, is 400 and changes nothing."""
         data = validated(PreferencesIn, request.data)
         preferences = services.preferences_update(user=request.user, **data)
         return Response(queries.present_preferences(preferences))

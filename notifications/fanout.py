@@ -208,7 +208,7 @@ def comment_notify(
 
 
 # A held (pending) comment's fate, as its author is told it.
-DECISIONS = {Status.PUBLISHED: "approved", Status.REJECTED: "rejected", Status.DELETED: "removed"}
+DECISIONS: dict[str, str] = {Status.PUBLISHED: "approved", Status.REJECTED: "rejected", Status.DELETED: "removed"}
 
 
 def status_change_notify(*, comment_id: int, from_status: str, to_status: str, actor_id: int | None) -> int:

@@ -12,7 +12,7 @@ task of its own, eager in the embedded default."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from django.conf import settings
 
@@ -49,7 +49,7 @@ def events_drain() -> int:
 
 
 def _handle_entries(entries: list[tuple[str, list]]) -> int:
-    events = [Event.parse(fields[1]) for _, fields in entries if len(fields) == 2 and fields[0] == "e"]
-    events = [e for e in events if e is not None]
+    parsed = [Event.parse(fields[1]) for _, fields in entries if len(fields) == 2 and fields[0] == "e"]
+    events = [e for e in parsed if e is not None]
     events_handle(events)
     return len(events)

@@ -37,7 +37,17 @@ from comments import rowsql
 from comments.models import CommentContent, Status
 from moderation.models import ReviewTask, TaskState
 
-from .models import COMMENT_KINDS, EmailMode, EmailState, Kind, Notification, Preferences, Subscription, SubscriptionState, email_field
+from .models import (
+    COMMENT_KINDS,
+    EmailMode,
+    EmailState,
+    Kind,
+    Notification,
+    Preferences,
+    Subscription,
+    SubscriptionState,
+    email_field,
+)
 from .queries import excerpt
 from .unsubscribe import Scope, list_unsubscribe_headers, unsubscribe_url
 
@@ -86,7 +96,8 @@ def _claim(*sources, batch: int | None) -> tuple[list[int], datetime]:
 
 
 def _claimable() -> tuple:
-    """What the sender claims: first the claims of senders that died (expired), then queued emails."""
+    """What the sender claims: first the claims of senders that died (expired), then queued
+    emails."""
     now = timezone.now()
     return (
         Notification.objects.filter(email=EmailState.SENDING, email_claimed_until__lt=now),

@@ -61,7 +61,8 @@ class Notification(models.Model):
     recipient = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     # What caused it, unique per recipient: "c<comment id>" for the comment kinds,
-    # "l<comment id>:<likes>", "d<comment id>:<decision>", "q<site id>:<period>" (NOTIFICATIONS_QUEUE_PERIOD).
+    # "l<comment id>:<likes>", "d<comment id>:<decision>", and for the moderators' queue
+    # "q<site id>:<period>" (NOTIFICATIONS_QUEUE_PERIOD).
     event = models.CharField(max_length=64)
     # What it is about. The fan-out writes these from rows it has just read, and deleting them
     # cascades here through Django; checking each reference again in the database, for each of
@@ -72,7 +73,8 @@ class Notification(models.Model):
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+", db_index=False, db_constraint=False,
     )
-    # Per kind: {"likes": 100}; {"decision": "approved"}; {"site": key, "open": n, "new": n, "newest": id}.
+    # Per kind: {"likes": 100}; {"decision": "approved"}; {"site": key, "open": n, "new": n,
+    # "newest": id}.
     data = models.JSONField(default=dict)
     created_at = models.DateTimeField()
     read_at = models.DateTimeField(null=True, blank=True)

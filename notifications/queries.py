@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 from django.db.models import Q
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -15,6 +18,9 @@ from comments.queries import Page, decode_cursor, encode_cursor, present_user
 from .models import COMMENT_KINDS, DEFAULT_EMAIL, Kind, Notification, Preferences, Subscription, email_field
 from .unsubscribe import Scope
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrPromise
+
 EXCERPT_CHARACTERS = 200
 
 
@@ -25,7 +31,8 @@ def _shown() -> Q:
 
 
 def unread_count(user_id: int) -> int:
-    """The widget's badge: one index scan of the recipient's unread rows (``notification_unread``)."""
+    """The widget's badge: one index scan of the recipient's unread rows
+    (``notification_unread``)."""
     return Notification.objects.filter(_shown(), recipient_id=user_id, read_at__isnull=True).count()
 
 
@@ -59,7 +66,7 @@ def inbox(*, user_id: int, limit: int, cursor: str | None, unread_only: bool = F
     return Page(items=present_notifications(page), next_cursor=next_cursor)
 
 
-def present_notifications(rows: list[dict]) -> list[dict]:
+def present_notifications(rows: Sequence[Mapping[str, Any]]) -> list[dict]:
     """The API shape of notification rows (``inbox``'s values): three queries for any number."""
     bodies = dict(
         CommentContent.objects.filter(pk__in={r["comment_id"] for r in rows if r["comment_id"]}).values_list("pk", "body")
@@ -128,7 +135,7 @@ def subscription_state(*, user_id: int, subject_id: int) -> str:
 
 
 # What each kind of email is about, as an unsubscribe page names it.
-KIND_NAMES = {
+KIND_NAMES: dict[str, StrPromise] = {
     Kind.REPLY: gettext_lazy("replies to your comments"),
     Kind.MENTION: gettext_lazy("mentions of you"),
     Kind.SUBSCRIPTION: gettext_lazy("new comments in discussions you follow"),

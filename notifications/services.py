@@ -17,7 +17,8 @@ from .unsubscribe import Scope
 
 
 def notification_mark_read(*, user: User, notification_id: int) -> None:
-    """Mark one of the reader's notifications read (again: no change); ``NotFound`` for another's."""
+    """Mark one of the reader's notifications read (again: no change); ``NotFound`` for
+    another's."""
     updated = Notification.objects.filter(pk=notification_id, recipient=user, read_at__isnull=True).update(read_at=timezone.now())
     if not updated and not Notification.objects.filter(pk=notification_id, recipient=user).exists():
         raise NotFound("Unknown notification.")
@@ -83,5 +84,5 @@ def unsubscribe_apply(*, scope: Scope) -> dict:
     if scope.subject_id is not None:
         subscription_set(user=user, subject_id=scope.subject_id, state=SubscriptionState.MUTED)
         return {"subject": scope.subject_id}
-    preferences_update(user=user, email={kind: EmailMode.NEVER for kind in scope.kinds})
+    preferences_update(user=user, email=dict.fromkeys(scope.kinds, EmailMode.NEVER))
     return {"kinds": list(scope.kinds)}

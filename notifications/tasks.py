@@ -30,7 +30,8 @@ def like_milestones() -> int:
 
 @shared_task(name="notifications.send_emails", acks_late=True, ignore_result=True)
 def send_emails() -> int:
-    """The queued emails, claimed and sent in batches (beat, every ``NOTIFICATIONS_EMAIL_INTERVAL``)."""
+    """The queued emails, claimed and sent in batches (beat, every
+    ``NOTIFICATIONS_EMAIL_INTERVAL``)."""
     return mail.emails_send()
 
 

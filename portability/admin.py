@@ -8,6 +8,7 @@ import tempfile
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.http import HttpResponseRedirect, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -131,7 +132,7 @@ class UserAdmin(CommentsUserAdmin):
         if request.POST.get("confirmed") != "yes":
             return TemplateResponse(request, "portability/admin/erase_confirm.html", {
                 **self.admin_site.each_context(request), "users": queryset, "opts": self.model._meta,
-                "title": "Erase users' data", "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                "title": "Erase users' data", "action_checkbox_name": ACTION_CHECKBOX_NAME,
             })
         for user in queryset:
             services.user_erase(user=user, actor=request.user)

@@ -24,13 +24,13 @@ pre-``HISTORY_END`` date is not that date.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from comments.ids import EPOCH_MS, MAX_ID, TIME_SHIFT
 
 # Before this service's first run (its first commit is dated 2026-11-22): no id made by the
 # service can fall before it.
-HISTORY_END = datetime(2026, 11, 1, tzinfo=timezone.utc)
+HISTORY_END = datetime(2026, 11, 1, tzinfo=UTC)
 _END_MS = int(HISTORY_END.timestamp() * 1000)
 _SCALED_SPAN = _END_MS - EPOCH_MS  # id milliseconds that hold the history before HISTORY_END
 

@@ -59,6 +59,7 @@ class _Node:
     __slots__ = ("tag", "attrs", "children")
 
     def __init__(self, tag: str, attrs: dict):
+        self.children: list[_Node | str]
         self.tag, self.attrs, self.children = tag, attrs, []
 
 

@@ -92,7 +92,7 @@ class StagedRecord(models.Model):
     mode = models.CharField(max_length=10, blank=True)
     # Comments.
     thread_id = models.CharField(max_length=255, blank=True)
-    parent_id = models.CharField(max_length=255, null=True, blank=True)
+    parent_id = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001 - NULL: a top-level comment
     # The time the comment is placed at: its own, or its parent's when the file dates a reply
     # before the comment it answers (so parents always come first).
     sort_at = models.DateTimeField(null=True)

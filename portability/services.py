@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -83,11 +83,11 @@ class ImportSummary:
     examples: dict = field(default_factory=lambda: defaultdict(list))
     seconds: float = 0.0
 
-    def skip(self, reason: str, where: str | list[str] = (), count: int = 1) -> None:
+    def skip(self, reason: str, where: str | Sequence[str] = (), count: int = 1) -> None:
         self.skipped[reason] += count
         self._example(reason, where)
 
-    def note(self, reason: str, where: str | list[str] = (), count: int = 1) -> None:
+    def note(self, reason: str, where: str | Sequence[str] = (), count: int = 1) -> None:
         self.notes[reason] += count
         self._example(reason, where)
 
@@ -198,9 +198,8 @@ class _site_import_lock:
         self.site_id = site.pk
 
     def __enter__(self):
-        if connection.vendor == "postgresql":
-            if not fetch("SELECT pg_try_advisory_lock(%s, %s)", [self.KEY, self.site_id])[0][0]:
-                raise ImportBusy("Another import into this site is running; try again when it has finished.")
+        if connection.vendor == "postgresql" and not fetch("SELECT pg_try_advisory_lock(%s, %s)", [self.KEY, self.site_id])[0][0]:
+            raise ImportBusy("Another import into this site is running; try again when it has finished.")
 
     def __exit__(self, *exc):
         if connection.vendor == "postgresql":
@@ -216,7 +215,7 @@ class _Placed:
     path: str
     depth: int
     root_id: int | None
-    node: "_Node | None" = None  # set for a comment of the current batch
+    node: _Node | None = None  # set for a comment of the current batch
 
 
 @dataclass(slots=True)
@@ -396,13 +395,13 @@ class _ImportJob:
         every_key = {k for t in threads for k in t[1]}
         urls = {t[2] for t in threads if t[2]}
         by_key = dict(Subject.objects.filter(site=self.site, key__in=every_key).values_list("key", "pk"))
-        by_url = {}
+        by_url: dict[str, int] = {}
         if urls:
             for url, pk in Subject.objects.filter(site=self.site, url__in=urls).order_by("pk").values_list("url", "pk"):
                 by_url.setdefault(url, pk)
         new: dict[str, Subject] = {}
         dates: dict[str, datetime] = {}
-        for source_id, keys, url, title, closed, mode, created in threads:
+        for _source_id, keys, url, title, closed, mode, created in threads:
             if not any(k in by_key for k in keys) and url not in by_url and keys[0] not in new:
                 new[keys[0]] = Subject(
                     site=self.site, key=keys[0], title=title[:300], url=url[:2000], mode=mode or self.site.default_mode,
@@ -417,7 +416,7 @@ class _ImportJob:
             self.summary.subjects_created += len(created_ids)
             self._date_subjects({created_ids[k]: at for k, at in dates.items() if k in created_ids})
             by_key.update(created_ids)
-        taken: set[int] = set()
+        taken: set[int | None] = set()
         mapping = []
         for source_id, keys, url, *_ in threads:
             subject_id = next((by_key[k] for k in keys if k in by_key), None) or by_url.get(url)
@@ -518,7 +517,7 @@ class _ImportJob:
         out = []
         for r in rows:
             staged = _Staged(*r)
-            staged.sort_at, staged.created_at, staged.edited_at = row_time(r[4]), row_time(r[5]), row_time(r[6])
+            staged.sort_at, staged.created_at, staged.edited_at = row_time(r[4]), row_time(r[5]), row_time(r[6])  # type: ignore[assignment]  # only edited_at is NULL
             staged.pinned, staged.featured = bool(r[9]), bool(r[10])
             out.append(staged)
         return out
@@ -591,7 +590,7 @@ class _ImportJob:
     def _stored_parents(self, parent_ids: set[str]) -> dict[str, _Placed]:
         if not parent_ids:
             return {}
-        found = {}
+        found: dict[str, _Placed] = {}
         for condition, params in among("m.source_id", sorted(parent_ids)):
             rows = fetch(
                 f"SELECT m.source_id, c.id, c.subject_id, c.path, c.depth, c.root_id FROM {self.items} m "
@@ -609,7 +608,7 @@ class _ImportJob:
             row = node.row
             node.author_id = authors.get(row.author_id)
             node.status = row.status
-            node.body, node.html = row.rendered
+            node.body, node.html = row.rendered  # type: ignore[misc]  # rendered by now
             if not node.body and node.status not in GONE_STATUSES:
                 node.status = Status.DELETED
                 self.summary.note("empty body: kept as a deleted placeholder", f"comment {row.source_id}")
@@ -678,7 +677,7 @@ class _ImportJob:
             if not fresh:
                 break
             probed.update(fresh)
-            clashes = set()
+            clashes: set[int] = set()
             for condition, params in among("id", fresh):
                 clashes.update(pk for (pk,) in fetch(f"SELECT id FROM {table(Comment)} WHERE {condition}", params))
             if not clashes:
@@ -723,6 +722,7 @@ class _ImportJob:
                 continue
             # What _apply_count_delta does for one new comment: every ancestor in the tree
             # counts it as a descendant; the top-level comment and the one it answers as a reply.
+            assert node.root_id is not None and node.parent is not None  # a reply
             for ancestor in paths.split_path(node.path)[:-1]:
                 target = in_batch.get(ancestor)
                 if target is not None:
@@ -752,8 +752,8 @@ class _ImportJob:
                     root.reply_floor_seq += 1
                     node.floor = root.reply_floor_seq
                 else:
-                    root_floors[node.root_id] += 1
-                    node.floor = root_floors[node.root_id]
+                    root_floors[node.root_id] += 1  # type: ignore[index]  # a reply: it has a root
+                    node.floor = root_floors[node.root_id]  # type: ignore[index]
             self._insert_rows(nodes)
             subject_table = table(Subject)
             subject_rows = [(pk, floors[pk], *subject_deltas[pk]) for pk in subject_ids]
@@ -842,7 +842,7 @@ def _render_start(pool, rows: list[_Staged]):
 
 def _render_finish(rows: list[_Staged], rendering) -> None:
     results = rendering.get() if rendering is not None else map(_render, ((r.body, r.markup) for r in rows))
-    for row, rendered in zip(rows, results):
+    for row, rendered in zip(rows, results, strict=True):
         row.rendered = rendered
         row.body = ""  # the source's text is no longer needed
 
@@ -882,7 +882,7 @@ def user_data_exported(*, user: User, actor: User | None) -> None:
     """Audit that ``user``'s data was handed out (by themself or by staff): one entry on every
     site they have data on."""
     reason = f"user {user.pk}" + ("" if actor is not None and actor.pk == user.pk else " (by staff)")
-    for site_id in _sites_of(user) or [None]:
+    for site_id in _sites_of(user) or [None]:  # type: ignore[list-item]  # None: the global audit
         _audit(site_id=site_id, actor=actor, action="user_data_export", reason=reason)
 
 
@@ -915,7 +915,7 @@ class ErasureReport:
     sites: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items()}
+        return dict(self.__dict__.items())
 
 
 def erasure_mode(site_id: int) -> str:
@@ -947,9 +947,9 @@ def user_erase(*, user: User, actor: User | None) -> ErasureReport:
 
     report.reports_removed = Report.objects.filter(user=user).delete()[0]
     report.follows_removed = Follow.objects.filter(follower=user).delete()[0] + Follow.objects.filter(followee=user).delete()[0]
-    report.identities_removed = ExternalIdentity.objects.filter(user=user).delete()[0] + sum(
-        removed for _, removed in hooks.user_erasing.send(sender=User, user_id=user.pk) if isinstance(removed, int)
-    )
+    identities_removed = ExternalIdentity.objects.filter(user=user).delete()[0]
+    answers: Sequence[tuple[object, object]] = hooks.user_erasing.send(sender=User, user_id=user.pk)
+    report.identities_removed = identities_removed + sum(removed for _, removed in answers if isinstance(removed, int))
     user.moderated_sites.clear()
     User.objects.filter(pk=user.pk).update(
         username=f"erased-{user.pk}", first_name="", last_name="", email="", display_name="", avatar_url="",

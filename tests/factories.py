@@ -3,16 +3,27 @@ never set by hand."""
 
 import time
 import uuid
+from collections.abc import Callable
+from typing import TypeVar, cast
 
 import factory
 from django.conf import settings
+from factory.base import BaseFactory
 from factory.django import DjangoModelFactory
 
 from comments import services
-from comments.models import Mode, Site, Subject, User
+from comments.models import Comment, Mode, Site, Subject, User
+
+Made = TypeVar("Made")
 
 
-class UserFactory(DjangoModelFactory):
+def _makes(factory_class: type[BaseFactory[Made]]) -> Callable[..., Made]:
+    """The factory itself, typed as what calling it makes: factory_boy types
+    ``UserFactory()`` as a ``UserFactory`` (its metaclass turns the call into ``create()``)."""
+    return cast(Callable[..., Made], factory_class)
+
+
+class _UserFactory(DjangoModelFactory[User]):
     class Meta:
         model = User
         django_get_or_create = ("username",)
@@ -22,7 +33,7 @@ class UserFactory(DjangoModelFactory):
     password = factory.django.Password("pw-123456")
 
 
-class SiteFactory(DjangoModelFactory):
+class _SiteFactory(DjangoModelFactory[Site]):
     class Meta:
         model = Site
         django_get_or_create = ("key",)
@@ -33,7 +44,11 @@ class SiteFactory(DjangoModelFactory):
     allowed_origins = ["https://host.example"]
 
 
-class SubjectFactory(DjangoModelFactory):
+UserFactory = _makes(_UserFactory)
+SiteFactory = _makes(_SiteFactory)
+
+
+class _SubjectFactory(DjangoModelFactory[Subject]):
     class Meta:
         model = Subject
 
@@ -43,7 +58,10 @@ class SubjectFactory(DjangoModelFactory):
     mode = Mode.TWO_LEVEL
 
 
-class CommentFactory(factory.Factory):
+SubjectFactory = _makes(_SubjectFactory)
+
+
+class _CommentFactory(factory.Factory[Comment]):
     """``CommentFactory(subject=..., author=..., reply_to=parent)``; posts through the service."""
 
     class Meta:
@@ -65,6 +83,9 @@ class CommentFactory(factory.Factory):
     @classmethod
     def _build(cls, *args, **kwargs):
         raise NotImplementedError("comments exist only once posted: use create()")
+
+
+CommentFactory = _makes(_CommentFactory)
 
 
 def set_likes(comment_or_id, n: int) -> None:

@@ -73,7 +73,7 @@ class LocalRedisCluster:
     def start_node(self, port: int) -> None:
         folder = self.folder / str(port)
         folder.mkdir(parents=True, exist_ok=True)
-        log = open(folder / "redis.log", "ab")
+        log = open(folder / "redis.log", "ab")  # noqa: SIM115 - the child process's output, closed by hand below
         self.processes[port] = subprocess.Popen(
             ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
              "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000", "--dir", str(folder),

@@ -37,7 +37,7 @@ class Service:
         self.port = free_port()
         self.env = env
         self.workers = workers
-        self.process = None
+        self.process: subprocess.Popen | None = None
 
     def manage(self, *args: str) -> str:
         done = subprocess.run(

@@ -8,10 +8,11 @@ import os
 # settings read it; processes the tests start inherit it.
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-secret-key")
 
-from config.settings import *  # noqa: E402,F401,F403
+from config.settings import *  # noqa: F403
+from config.settings import DATABASES
 
 # Tests post fast; the rate-limit tests turn limits on explicitly.
-RATE_LIMITS: dict = {}
+RATE_LIMITS = {}
 
 # Factories give every user a password; the production hasher's deliberate slowness (hundreds of
 # milliseconds each) would dominate the suite's time.

@@ -57,7 +57,7 @@ class _LoopbackController(Controller):
     start-up check connects to ``self.port``, so it learns the real one first."""
 
     def _trigger_server(self):
-        self.port = self.server.sockets[0].getsockname()[1]
+        self.port = self.server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]  # an asyncio Server
         super()._trigger_server()
 
 

@@ -12,7 +12,6 @@ import json
 import os
 import random
 import threading
-import time
 from collections import Counter
 
 import pytest
@@ -68,7 +67,7 @@ def _in_parallel(jobs) -> None:
     def run(job):
         try:
             job()
-        except BaseException as exc:  # reported by the test's thread
+        except BaseException as exc:  # noqa: BLE001 - reported by the test's thread
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(job,)) for job in jobs]

@@ -66,7 +66,7 @@ def test_each_kind_of_work_has_its_own_queue():
 
 def test_every_beat_entry_names_a_registered_task():
     app.loader.import_default_modules()
-    assert sorted(e["task"] for e in settings.CELERY_BEAT_SCHEDULE.values() if e["task"] not in app.tasks) == []
+    assert sorted(str(e["task"]) for e in settings.CELERY_BEAT_SCHEDULE.values() if e["task"] not in app.tasks) == []
 
 
 def test_the_deployments_worker_consumes_every_queue():

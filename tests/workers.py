@@ -55,7 +55,7 @@ def test_database_url() -> str:
     pytest.skip(f"no worker DATABASE_URL for the {connection.vendor} backend")
 
 
-test_database_url.__test__ = False  # a helper, not a test
+test_database_url.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
 
 
 def _broker_url_for(redis_url: str) -> str:
@@ -143,7 +143,7 @@ class Workers:
         running Celery with the arguments that follow it)."""
         name = f"{self.queue or 'all'}-faults-{uuid.uuid4().hex[:10]}"
         log_path = self.tmp_path / f"{name}.log"
-        log_file = open(log_path, "wb")
+        log_file = open(log_path, "wb")  # noqa: SIM115 - the child process's output, closed by hand below
         command = [
             sys.executable, "-m", *(program or ["celery"]), "-A", "config", "worker", "-B", "--pool", "solo",
             *(["-Q", self.queue] if self.queue else []), "--without-mingle", "--without-gossip", "--loglevel", "info", "-s", str(self.tmp_path / f"{name}-beat-schedule"),
@@ -165,7 +165,7 @@ class Workers:
         for w in self.started:
             try:
                 w.kill()
-            except Exception as exc:  # go on killing the others
+            except Exception as exc:  # noqa: BLE001 - go on killing the others
                 failures.append(f"{w.name}: {exc!r}")
         for w in self.started:
             print(f"----- log of worker {w.name} (pid {w.pid}, exit {w.process.returncode}) -----\n{w.log()}")

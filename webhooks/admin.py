@@ -24,7 +24,7 @@ class EndpointForm(forms.ModelForm):
         try:
             return services.endpoint_url_check(self.cleaned_data["url"])
         except InvalidInput as exc:
-            raise forms.ValidationError(exc.fields["url"]) from None
+            raise forms.ValidationError(exc.fields["url"]) from None  # type: ignore[index]  # the check names the field
 
 
 @admin.register(Endpoint)

@@ -11,7 +11,7 @@ of its own."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from django.conf import settings
 

@@ -3,8 +3,10 @@ a console page or a delivery shows."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import Any
 
+from django.db.models import QuerySet
 from django.utils import timezone as django_timezone
 
 from comments.encoding import dumps
@@ -46,7 +48,7 @@ def event_body(event: Event) -> str | None:
     comment = Comment.objects.select_related("subject__site", "author").filter(pk=comment_id).first()
     if comment is None:
         return None
-    data = {"site": comment.subject.site.key, "subject": _subject_data(comment), "comment": _comment_data(comment)}
+    data: dict[str, object] = {"site": comment.subject.site.key, "subject": _subject_data(comment), "comment": _comment_data(comment)}
     if event.type == EventType.COMMENT_STATUS_CHANGED:
         actor = User.objects.filter(pk=event.actor_id).first() if event.actor_id else None
         data.update(from_status=event.from_status, to_status=event.to_status, actor=present_user(actor))
@@ -55,7 +57,7 @@ def event_body(event: Event) -> str | None:
             "id": report.pk, "reason": report.reason, "detail": report.detail,
             "reporter": present_user(report.user), "created_at": report.created_at,
         }
-    envelope = {"type": event.type, "timestamp": datetime.fromtimestamp(event.at, tz=timezone.utc), "data": data}
+    envelope = {"type": event.type, "timestamp": datetime.fromtimestamp(event.at, tz=UTC), "data": data}
     return dumps(envelope).decode()
 
 
@@ -66,6 +68,7 @@ def any_endpoint_active() -> bool:
 
 def event_site(event: Event) -> int | None:
     """The site the event's comment (or reported comment) belongs to; None when it is gone."""
+    rows: QuerySet[Any, int]
     if event.type == EventType.REPORT_CREATED:
         rows = Report.objects.filter(pk=event.target_id).values_list("comment__subject__site_id", flat=True)
     else:

@@ -52,7 +52,7 @@ def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> A
     except urllib.error.HTTPError as exc:
         with exc:
             return Answer(exc.code, _excerpt(exc))
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         return Answer(None, error="timeout")
     except urllib.error.URLError as exc:
         reason = exc.reason

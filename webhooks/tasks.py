@@ -4,6 +4,8 @@ the database first (``services.delivery_attempt``), so a retried task posts noth
 
 from __future__ import annotations
 
+from functools import partial
+
 from celery import shared_task
 from django.db import transaction
 
@@ -48,5 +50,5 @@ def redeliver(deliveries) -> int:
     after the commit: the admin's and the console's redeliver button."""
     for delivery in deliveries:
         services.delivery_redeliver(delivery=delivery)
-        transaction.on_commit(lambda pk=delivery.pk: deliver.delay(pk))
+        transaction.on_commit(partial(deliver.delay, delivery.pk))
     return len(deliveries)

@@ -6,19 +6,19 @@ staff and the site's moderators, who see no secret here (the admin shows it to s
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from comments.exceptions import PermissionDenied
+from moderation.console import ConsoleRequest, console_page, console_url, form_error, safe_next, site_page
 from moderation.forms import SiteForm
-from moderation.console import console_page, console_url, form_error, safe_next, site_page
 
 from . import queries, tasks
 
 
-def _moderated_site(request: HttpRequest, key: str | None):
+def _moderated_site(request: ConsoleRequest, key: str | None):
     """The site asked for among the user's sites (the first without one); refused otherwise,
     so no one sees or redelivers another site's webhooks."""
     for site in request.console_sites:
@@ -29,7 +29,7 @@ def _moderated_site(request: HttpRequest, key: str | None):
 
 @require_GET
 @console_page
-def endpoints(request: HttpRequest) -> HttpResponse:
+def endpoints(request: ConsoleRequest) -> HttpResponse:
     form = SiteForm(request.GET)
     if not form.is_valid():
         return form_error(request, form)
@@ -42,7 +42,7 @@ def endpoints(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console_page
-def delivery_redeliver(request: HttpRequest, delivery_id: int) -> HttpResponse:
+def delivery_redeliver(request: ConsoleRequest, delivery_id: int) -> HttpResponse:
     site = _moderated_site(request, request.POST.get("site") or None)
     delivery = queries.delivery_of_site(delivery_id, site.pk)
     tasks.redeliver([delivery])

@@ -6,6 +6,7 @@ from allauth.core.exceptions import ImmediateHttpResponse
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 from allauth.socialaccount.providers.base.constants import AuthError
 
+from comments.exceptions import CommentsError
 from comments.views import reader_language
 
 from . import providers, views
@@ -33,6 +34,7 @@ class SignInAdapter(DefaultSocialAccountAdapter):
         data = (state or {}).get("data") or {}
         lang = reader_language(request, data.get("lang"))
         key = getattr(provider, "sub_id", "")
+        problem: CommentsError
         if state is None:
             problem = SignInUnchecked()
         elif error == AuthError.CANCELLED:

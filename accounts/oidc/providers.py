@@ -13,7 +13,6 @@ from django.utils.http import urlencode
 from comments.exceptions import NotFound, PermissionDenied
 from comments.models import Site
 
-
 HANDOFF = re.compile(r"[0-9a-f]{64}")
 
 

@@ -183,7 +183,8 @@ class FollowOut(serializers.Serializer):
 class ErrorDetailOut(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField()
-    fields = serializers.DictField(child=serializers.ListField(child=serializers.CharField()), required=False)
+    # A declared field named like Serializer.fields: the metaclass moves it into _declared_fields.
+    fields = serializers.DictField(child=serializers.ListField(child=serializers.CharField()), required=False)  # type: ignore[assignment]
 
 
 class ErrorOut(serializers.Serializer):

@@ -3,7 +3,6 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from . import views
 
-
 urlpatterns = [
     path("auth/token", views.TokenView.as_view(), name="auth-token"),
     path("auth/sso", views.SsoView.as_view(), name="auth-sso"),

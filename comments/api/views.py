@@ -232,7 +232,8 @@ class SubjectLookupView(ApiView):
 class SubjectDetailView(ApiView):
     @extend_schema(responses={200: s.SubjectOut, **error_responses(404)}, summary="A subject")
     def get(self, request, subject_id: int):
-        """A subject with its display mode, state and public counts (comments, top-level comments)."""
+        """A subject with its display mode, state and public counts (comments, top-level
+        comments)."""
         subject, _ = queries.subject_for_viewer(subject_id, request.user)
         return Response(subject_out(subject))
 
@@ -261,8 +262,8 @@ class CountsView(ApiView):
         summary="Public comment counts of many subjects",
     )
     def get(self, request):
-        """Public comment counts of 1 to 100 subjects of one site in one call (unknown keys count 0),
-        for listing pages. Without ``site``, the site whose allowed origins hold the request's
+        """Public comment counts of 1 to 100 subjects of one site in one call (unknown keys count
+        0), for listing pages. Without ``site``, the site whose allowed origins hold the request's
         ``Origin``; the site's own origins may read the answer across origins (CORS)."""
         params = query_params(request, s.CountsParams)
         origin = request.headers.get("Origin", "")
@@ -385,7 +386,8 @@ class CommentRepliesView(ApiView):
     @extend_schema(parameters=[s.ReplyListParams], responses={200: s.PlainCommentPageOut, **error_responses(400, 404)}, summary="Every reply in a top-level comment's thread")
     def get(self, request, comment_id: int):
         """List 2 of two-level mode: every reply in the thread of top-level comment ``{id}``, at any
-        depth, each with the comment it answers; oldest first unless sorted. 400 for a reply's id."""
+        depth, each with the comment it answers; oldest first unless sorted. 400 for a reply's
+        id."""
         params = query_params(request, s.ReplyListParams)
         comment, viewer = queries.comment_for_viewer(comment_id, request.user)
         return _page(queries.list_replies(comment, viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor")))

@@ -5,6 +5,7 @@ tail in id order)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.core import signing
 from django.db.models import QuerySet
@@ -37,7 +38,7 @@ def decode_cursor(cursor: str | None, scope: str) -> dict | None:
 
 @dataclass
 class Page:
-    items: list[dict]
+    items: list[Any]  # presented dicts (page_by_id's: the rows, which its caller presents)
     next_cursor: str | None
 
 
@@ -81,11 +82,12 @@ def head_then_tail(
         last = tail_page[-1].pk if tail_page else None
         return page, encode_cursor(scope, {"h": head_ids, "o": offset, "k": last})
     head_ids = _int_list(position.get("h"))
-    offset = position.get("o")
+    stored_offset = position.get("o")
     after = position.get("k")
-    if not isinstance(offset, int) or offset < 0 or not (after is None or isinstance(after, int)):
+    if not isinstance(stored_offset, int) or stored_offset < 0 or not (after is None or isinstance(after, int)):
         raise InvalidInput("Malformed cursor.", fields={"cursor": ["Malformed cursor."]})
-    page: list[Comment] = []
+    offset = stored_offset
+    page = []
     if offset < len(head_ids):
         wanted = head_ids[offset : offset + limit]
         found = {c.pk: c for c in head_rows(wanted)}

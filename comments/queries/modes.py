@@ -14,6 +14,7 @@ from .cursors import Page, decode_cursor, excluding, head_then_tail, keyset, key
 from .present import in_order, present_comments
 from .visibility import Viewer, authenticated, visible_sql
 
+
 def _reply_previews(subject_id: int, root_ids: list[int], viewer: Viewer, per_root: int) -> dict[int, list[rowsql.CommentRow]]:
     """Up to ``per_root`` hottest visible replies of each root (most likes, ties oldest), in one
     query. PostgreSQL: ``ORDER BY like_count DESC, id LIMIT n`` per root in a LATERAL join over
@@ -30,7 +31,7 @@ def _reply_previews(subject_id: int, root_ids: list[int], viewer: Viewer, per_ro
             f"SELECT p.id FROM {table} p WHERE p.root_id = r.root_id AND p.subject_id = %s AND {visible.text} "
             f"ORDER BY p.like_count DESC, p.id ASC LIMIT %s) AS x)"
         )
-        chosen = Sql(chosen, (subject_id, list(root_ids), subject_id, *visible.params, per_root))
+        where = Sql(chosen, (subject_id, list(root_ids), subject_id, *visible.params, per_root))
     else:
         among, among_params = rowsql.any_of("p.root_id", root_ids)
         chosen = (
@@ -38,10 +39,10 @@ def _reply_previews(subject_id: int, root_ids: list[int], viewer: Viewer, per_ro
             f"ORDER BY p.like_count DESC, p.id ASC) AS rank FROM {table} p "
             f"WHERE {among} AND p.subject_id = %s AND {visible.text}) AS ranked WHERE ranked.rank <= %s)"
         )
-        chosen = Sql(chosen, (subject_id, *among_params, subject_id, *visible.params, per_root))
+        where = Sql(chosen, (subject_id, *among_params, subject_id, *visible.params, per_root))
     previews: dict[int, list[rowsql.CommentRow]] = {}
-    for reply in rowsql.fetch(chosen, order=(("root_id", "asc"), ("like_count", "desc"), ("id", "asc"))):
-        previews.setdefault(reply.root_id, []).append(reply)
+    for reply in rowsql.fetch(where, order=(("root_id", "asc"), ("like_count", "desc"), ("id", "asc"))):
+        previews.setdefault(reply.root_id, []).append(reply)  # type: ignore[arg-type]  # a reply has a root
     return previews
 
 
@@ -148,7 +149,9 @@ def comment_chain(comment: Comment, viewer: Viewer) -> list[dict]:
     if comment.reply_to_id is not None and comment.reply_to_id not in ids:
         # Stored as a sibling at the depth cap: the chain still ends with what it answers.
         ids = ids[:-1] + [comment.reply_to_id, comment.pk]
-    rows = {c.pk: c for c in rowsql.fetch_ids(ids[:-1], Sql("c.subject_id = %s", (comment.subject_id,)))}
+    rows: dict[int, Comment | rowsql.CommentRow] = {
+        c.pk: c for c in rowsql.fetch_ids(ids[:-1], Sql("c.subject_id = %s", (comment.subject_id,)))
+    }
     rows[comment.pk] = comment
     shown = present_comments(rows.values(), viewer)
     return [shown[i] for i in ids if i in shown]

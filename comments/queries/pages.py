@@ -3,6 +3,8 @@ gets it, shared, with a signed-in reader's likes laid over it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import connection
 
 from .. import encoding, hooks, pagecache, rowsql
@@ -11,6 +13,7 @@ from . import modes
 from .cursors import Page
 from .single import subject_for_viewer
 from .visibility import Viewer, authenticated
+
 
 def _page_json(page: Page) -> bytes:
     return encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
@@ -36,7 +39,7 @@ def list_comments_json(
     readers who see pending, shadow or friends-only comments of the subject (their authors and
     the authors' mutual followers), get a page of their own from the database."""
     user = authenticated(user)
-    options = {"mode": mode, "sort": sort, "limit": limit, "cursor": cursor, "replies": replies}
+    options: dict[str, Any] = {"mode": mode, "sort": sort, "limit": limit, "cursor": cursor, "replies": replies}
     if not pagecache.enabled():
         subject, viewer = subject_for_viewer(subject_id, user)
         return pagecache.Read(_page_json(modes.list_comments(subject, viewer, **options)), False)
@@ -86,7 +89,7 @@ def _with_viewer_likes(entry: bytes, subject_id: int, viewer: Viewer) -> bytes:
         return entry
     live = hooks.page_like_state([(c["id"], subject_id) for c in shown], viewer.user_id) or {}
     readable = {c["id"] for c in shown if c["id"] not in live and c["status"] not in GONE_STATUSES}
-    liked = _liked_ids(readable, subject_id, viewer.user_id)
+    liked = _liked_ids(readable, subject_id, viewer.user_id)  # type: ignore[arg-type]  # a signed-in reader's
     for c in shown:
         state = live.get(c["id"])
         if state is not None:

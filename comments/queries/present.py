@@ -3,7 +3,7 @@ contents and like state read in one query and one round trip."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from django.db import connection
 
@@ -12,19 +12,20 @@ from ..avatars import avatar_path
 from ..models import GONE_STATUSES, Comment, CommentContent, Status, User
 from .visibility import Viewer, can_see
 
-def present_user(user: "User | rowsql.UserFace | None") -> dict | None:
+
+def present_user(user: User | rowsql.UserFace | None) -> dict | None:
     if user is None:
         return None
     return {"id": user.pk, "name": user.public_name, "avatar": avatar_path(user.pk, user.avatar_url)}
 
 
-def _is_placeholder(viewer: Viewer, comment: Comment) -> bool:
+def _is_placeholder(viewer: Viewer, comment: Comment | rowsql.CommentRow | rowsql.ReplyTarget) -> bool:
     """Content hidden from this viewer: deleted/rejected for non-moderators, or a chain ancestor
     the viewer may not read."""
     return not viewer.is_moderator and (comment.status in GONE_STATUSES or not can_see(viewer, comment))
 
 
-def _shown_status(viewer: Viewer, comment: Comment, placeholder: bool) -> str:
+def _shown_status(viewer: Viewer, comment: Comment | rowsql.CommentRow, placeholder: bool) -> str:
     """What the viewer is told of the status, given ``_is_placeholder`` of the comment."""
     if viewer.is_moderator:
         return comment.status
@@ -57,14 +58,14 @@ def present_new_comment(comment: Comment, viewer: Viewer) -> dict:
     return present_comments([comment], viewer, just_written=True)[comment.pk]
 
 
-def present_comments(rows: Iterable[Comment], viewer: Viewer, *, just_written: bool = False) -> dict[int, dict]:
+def present_comments(rows: Iterable[Comment | rowsql.CommentRow], viewer: Viewer, *, just_written: bool = False) -> dict[int, dict]:
     """API-shaped dicts for ``rows``: one query for contents, and the like state from the live
     store in one round trip (or, without one, the viewer's likes in the same content query)."""
     rows = list({c.pk: c for c in rows}.values())
     placeholders = {c.pk: _is_placeholder(viewer, c) for c in rows}
     if just_written:
         like_state = {c.pk: (0, False) for c in rows}
-        contents = {c.pk: (c.content.body, c.content.html, False) for c in rows}
+        contents = {c.pk: (c.content.body, c.content.html, False) for c in rows}  # type: ignore[union-attr]  # just written: Comments
     else:
         # Live like state where the store has it; the rest (no store, or comments whose state
         # is not loaded) from the rows, with "liked" riding along the content query.

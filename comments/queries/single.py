@@ -3,8 +3,8 @@ one viewer, what an action on a comment needs of it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from django.db import connection
 from django.db.models import TextField

@@ -15,7 +15,7 @@ import io
 import ipaddress
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from comments.models import Status, Visibility
@@ -167,17 +167,17 @@ def parse_time(value) -> datetime | None:
     except ValueError:
         return None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     if moment.year < 1970:
         return None  # zero dates ("0001-01-01", "0000-00-00") are how exports say "none"
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)
 
 
 def open_binary(path: str) -> io.BufferedIOBase:
     """The file's bytes, gunzipped when it is gzip-compressed (Disqus and Remark42 hand their
     exports out as ``.gz``)."""
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 - handed to the caller, which closes it
     except OSError as exc:
         raise FormatError(f"cannot open {path}: {exc.strerror or exc}") from None
     if handle.peek(2)[:2] == b"\x1f\x8b":

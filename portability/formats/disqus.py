@@ -17,7 +17,23 @@ from collections.abc import Iterator
 
 from comments.models import Status
 
-from . import HTML, MAX_BODY, Author, Comment, Reader, Record, Skipped, Thread, clean_ip, clean_text, fit_id, http_url, parse_time, subject_keys, url_keys
+from . import (
+    HTML,
+    MAX_BODY,
+    Author,
+    Comment,
+    Reader,
+    Record,
+    Skipped,
+    Thread,
+    clean_ip,
+    clean_text,
+    fit_id,
+    http_url,
+    parse_time,
+    subject_keys,
+    url_keys,
+)
 from .xmlstream import elements, flag, namespace, release
 
 DSQ_ID = "{http://disqus.com/disqus-internals}id"

@@ -10,12 +10,26 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import quote
 
 from comments.models import Status
 
-from . import MARKDOWN, MAX_BODY, Comment, FormatError, Reader, Record, Skipped, Thread, clean_ip, clean_text, http_url, subject_keys, url_keys
+from . import (
+    MARKDOWN,
+    MAX_BODY,
+    Comment,
+    FormatError,
+    Reader,
+    Record,
+    Skipped,
+    Thread,
+    clean_ip,
+    clean_text,
+    http_url,
+    subject_keys,
+    url_keys,
+)
 
 MODES = {1: Status.PUBLISHED, 2: Status.PENDING, 4: Status.DELETED}
 COMMENT_COLUMNS = ("id", "tid", "parent", "created", "modified", "mode", "remote_addr", "text", "author", "email")
@@ -23,7 +37,7 @@ COMMENT_COLUMNS = ("id", "tid", "parent", "created", "modified", "mode", "remote
 
 def _time(value) -> datetime | None:
     try:
-        return datetime.fromtimestamp(float(value), tz=timezone.utc) if value is not None else None
+        return datetime.fromtimestamp(float(value), tz=UTC) if value is not None else None
     except (TypeError, ValueError, OverflowError, OSError):
         return None
 

@@ -9,7 +9,22 @@ from collections.abc import Iterator
 
 from comments.models import Mode, Status, SubjectState, Visibility
 
-from . import MARKDOWN, MAX_BODY, Author, Comment, FormatError, Reader, Record, Skipped, Thread, clean_ip, clean_text, fit_id, http_url, parse_time
+from . import (
+    MARKDOWN,
+    MAX_BODY,
+    Author,
+    Comment,
+    FormatError,
+    Reader,
+    Record,
+    Skipped,
+    Thread,
+    clean_ip,
+    clean_text,
+    fit_id,
+    http_url,
+    parse_time,
+)
 from .lines import json_lines, line_problem
 
 FORMAT_NAME = "comments-jsonl"
@@ -42,7 +57,9 @@ class NativeReader(Reader):
             problem = line_problem(value)
             if problem:
                 yield Skipped(where, problem)
-            elif value.get("type") == "subject":
+                continue
+            assert isinstance(value, dict)  # line_problem lets only objects through
+            if value.get("type") == "subject":
                 yield self._subject(value, where)
             elif value.get("type") == "comment":
                 yield self._comment(value, where)
@@ -53,7 +70,7 @@ class NativeReader(Reader):
         source_id, key = _id(value.get("id")), _text(value.get("key"), 256)
         if not source_id or not key or len(key) > 255:
             return Skipped(where, "subject without an id or a key")
-        mode = value.get("mode") if value.get("mode") in Mode.values else ""
+        mode = value["mode"] if value.get("mode") in Mode.values else ""
         return Thread(
             source_id=source_id, keys=[key], url=http_url(value.get("url") or ""), title=_text(value.get("title"), 300),
             closed=value.get("state") == SubjectState.CLOSED, mode=mode, created_at=parse_time(value.get("created_at")),

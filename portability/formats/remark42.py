@@ -15,7 +15,24 @@ from collections.abc import Iterator
 
 from comments.models import Status
 
-from . import HTML, MARKDOWN, MAX_BODY, Author, Comment, FormatError, Reader, Record, Skipped, Thread, clean_text, fit_id, http_url, parse_time, subject_keys, url_keys
+from . import (
+    HTML,
+    MARKDOWN,
+    MAX_BODY,
+    Author,
+    Comment,
+    FormatError,
+    Reader,
+    Record,
+    Skipped,
+    Thread,
+    clean_text,
+    fit_id,
+    http_url,
+    parse_time,
+    subject_keys,
+    url_keys,
+)
 from .lines import json_lines, line_problem
 
 SEEN_THREADS = 10_000  # pages remembered to avoid a thread record per comment (a bounded set)
@@ -43,7 +60,10 @@ class Remark42Reader(Reader):
             if problem:
                 yield Skipped(where, problem)
                 continue
-            locator = value.get("locator") if isinstance(value.get("locator"), dict) else {}
+            assert isinstance(value, dict)  # line_problem lets only objects through
+            locator = value.get("locator")
+            if not isinstance(locator, dict):
+                locator = {}
             url = clean_text(locator.get("url")).strip() if isinstance(locator.get("url"), str) else ""
             if not url:
                 yield Skipped(where, "no thread")
@@ -73,18 +93,22 @@ class Remark42Reader(Reader):
         body = clean_text(body if isinstance(body, str) else "").strip()
         if len(body) > MAX_BODY:
             return Skipped(where, "body too long")
-        user = value.get("user") if isinstance(value.get("user"), dict) else {}
+        user = value.get("user")
+        if not isinstance(user, dict):
+            user = {}
         user_id = clean_text(user.get("id")).strip() if isinstance(user.get("id"), str) else ""
         if user_id == "deleted":
             user_id = ""  # Remark42's "hard delete" erased the author: nobody
         name = clean_text(user.get("name")).strip()[:100] if isinstance(user.get("name"), str) else ""
-        picture = http_url(user.get("picture")) if isinstance(user.get("picture"), str) else ""
+        picture = http_url(user["picture"]) if isinstance(user.get("picture"), str) else ""
         author = (
             Author(external_id=self.external_id(user_id), name=name or user_id[:100], avatar=picture[:1000]) if user_id
             else None
         )
         parent = value.get("pid")
-        edit = value.get("edit") if isinstance(value.get("edit"), dict) else {}
+        edit = value.get("edit")
+        if not isinstance(edit, dict):
+            edit = {}
         return Comment(
             source_id=source_id, thread_id=thread_id,
             parent_id=fit_id(clean_text(parent).strip()) if isinstance(parent, str) and parent.strip() else None,

@@ -15,7 +15,23 @@ from collections.abc import Iterator
 
 from comments.models import Status
 
-from . import HTML_LINES, MAX_BODY, Author, Comment, Reader, Record, Skipped, Thread, clean_ip, clean_text, fit_id, http_url, parse_time, subject_keys, url_keys
+from . import (
+    HTML_LINES,
+    MAX_BODY,
+    Author,
+    Comment,
+    Reader,
+    Record,
+    Skipped,
+    Thread,
+    clean_ip,
+    clean_text,
+    fit_id,
+    http_url,
+    parse_time,
+    subject_keys,
+    url_keys,
+)
 from .xmlstream import elements, namespace, release
 
 STATUSES = {
@@ -47,7 +63,7 @@ class WordPressReader(Reader):
             yield self._comment(elem, namespace(elem.tag), item)
             # Free the comment and the comments read before it; the item's own fields stay
             # until the item ends.
-            elem.clear(keep_tail=False)
+            elem.clear(keep_tail=False)  # type: ignore[call-arg]  # lxml >= 4.4 has it; lxml-stubs lag
             previous = elem.getprevious()
             while previous is not None and previous.tag == elem.tag:
                 item.remove(previous)
@@ -97,6 +113,7 @@ class WordPressReader(Reader):
             return Skipped(where, "body too long")
         name, email = text("comment_author")[:100], text("comment_author_email")[:254]
         user_id = text("comment_user_id")
+        author: Author | None
         if user_id and user_id != "0":
             author = Author(external_id=self.external_id(f"user:{user_id}"), name=name or f"user {user_id}", email=email)
         else:

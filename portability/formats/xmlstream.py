@@ -70,7 +70,7 @@ def elements(path: str, *, root: str, tags: Iterable[str], label: str) -> Iterat
 
 def release(elem: etree._Element) -> None:
     """Free an element that has been read, and the siblings read before it."""
-    elem.clear(keep_tail=False)
+    elem.clear(keep_tail=False)  # type: ignore[call-arg]  # lxml >= 4.4 has it; lxml-stubs lag
     parent = elem.getparent()
     if parent is not None:
         while elem.getprevious() is not None:

@@ -16,7 +16,7 @@ def binary_output(path: str):
             sys.stdout.buffer.flush()
         return
     try:
-        out = open(path, "wb")
+        out = open(path, "wb")  # noqa: SIM115 - closed by the `with out:` below
     except OSError as exc:
         raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from None
     with out:

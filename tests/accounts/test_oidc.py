@@ -315,7 +315,9 @@ def test_the_frame_takes_a_sign_in_its_window_could_not_hand_over_once(reader, s
     body = taken.json()
     assert (body["user"], body["via"], body["via_label"]) == (window["user"], "test", "(via Test ID)")
     # One live token comes of the sign-in: the window's, never handed over, is withdrawn.
-    me = lambda token: requests.get(f"{live_server.url}/api/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    def me(token):
+        return requests.get(f"{live_server.url}/api/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+
     assert me(body["token"]).status_code == 200 and me(window["token"]).status_code == 401
     assert ApiToken.objects.count() == 1
     assert take(secret).status_code == 204

@@ -7,7 +7,6 @@ from datetime import datetime
 
 import pytest
 
-
 from ..factories import SubjectFactory, UserFactory, set_likes  # noqa: F401 (the API tests' helper)
 
 API = "/api/v1"
@@ -53,7 +52,7 @@ def assert_iso_time(value) -> datetime:
 
 def assert_user_shape(user) -> None:
     assert isinstance(user, dict)
-    assert USER_KEYS <= set(user), user
+    assert set(user) >= USER_KEYS, user
     assert not PRIVATE_KEYS & set(user), user
     assert isinstance(user["id"], int) and not isinstance(user["id"], bool)
     assert isinstance(user["name"], str)
@@ -61,7 +60,7 @@ def assert_user_shape(user) -> None:
 
 
 def assert_comment_shape(item) -> None:
-    assert COMMENT_KEYS <= set(item), set(item) ^ COMMENT_KEYS
+    assert set(item) >= COMMENT_KEYS, set(item) ^ COMMENT_KEYS
     assert not PRIVATE_KEYS & set(item), item
     for key in ("id", "subject_id", "depth", "floor", "like_count", "reply_count"):
         assert isinstance(item[key], int) and not isinstance(item[key], bool), (key, item[key])

@@ -193,7 +193,7 @@ ENDPOINTS = [
     ("delete", "/comments/{comment}"),
 ]
 
-GARBAGE_QUERIES = [
+GARBAGE_QUERIES: list[dict] = [
     {"limit": "\x00"}, {"cursor": "\x00"}, {"sort": "\x00"}, {"mode": "\x00"}, {"replies": "\x00"},
     {"site": "\x00", "key": "\x00"}, {"site": "SITE", "key": ["\x00", "b"]}, {"site": "SITE", "key": "a\x00b"},
     {"site": "SITE", "key": ["k"] * 150}, {"site": "x" * 5000, "key": "y" * 5000}, {"limit": "9" * 5000},
@@ -244,19 +244,19 @@ def test_garbage_input_never_gets_a_server_error_or_html(api, client_for, garbag
         for query in GARBAGE_QUERIES:
             query = {k: (garbage_world["site"] if v == "SITE" else v) for k, v in query.items()}
             if method == "get":
-                attempt((who, query), lambda: client.get(url, query))
+                attempt((who, query), lambda client=client, query=query: client.get(url, query))
             else:
                 from urllib.parse import urlencode
 
-                attempt((who, query), lambda: client.generic(method.upper(), url + "?" + urlencode(query, doseq=True), "{}", content_type="application/json"))
+                attempt((who, query), lambda client=client, query=query: client.generic(method.upper(), url + "?" + urlencode(query, doseq=True), "{}", content_type="application/json"))
         for raw_query in RAW_QUERIES:
             raw_query = raw_query.replace("SITE", garbage_world["site"])
-            attempt((who, raw_query), lambda: client.generic(method.upper(), f"{url}?{raw_query}", "{}", content_type="application/json"))
+            attempt((who, raw_query), lambda client=client, raw_query=raw_query: client.generic(method.upper(), f"{url}?{raw_query}", "{}", content_type="application/json"))
         if method == "get":
             continue
         for raw in GARBAGE_BODIES:
-            raw = raw.replace("SITE", garbage_world["site"]).replace('"REPLY"', '"%d"' % garbage_world["reply"])
-            attempt((who, raw[:60]), lambda: client.generic(method.upper(), url, raw.encode("utf-8", "surrogatepass"), content_type="application/json"))
+            raw = raw.replace("SITE", garbage_world["site"]).replace('"REPLY"', f'"{garbage_world["reply"]}"')
+            attempt((who, raw[:60]), lambda client=client, raw=raw: client.generic(method.upper(), url, raw.encode("utf-8", "surrogatepass"), content_type="application/json"))
     assert not failures, f"{len(failures)} bad answers:\n" + "\n".join(failures[:30])
 
 

@@ -15,7 +15,7 @@ from comments.api.renderers import ApiJSONRenderer
 
 from ..factories import CommentFactory
 
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 
 
 @pytest.mark.parametrize(

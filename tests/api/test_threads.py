@@ -9,7 +9,6 @@ from comments import services
 from ..factories import CommentFactory, SubjectFactory, UserFactory
 from .conftest import API, assert_comment_shape, assert_error, first_page, ids, set_likes, walk_ids
 
-
 # --- replies -------------------------------------------------------------------------------
 
 

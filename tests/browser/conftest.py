@@ -95,7 +95,7 @@ def context(browser, request):
         for index, open_page in enumerate(ctx.pages):
             try:
                 open_page.screenshot(path=str(OUTPUT / f"FAILED--{_slug(request.node.name)}--{index}.png"), full_page=True)
-            except Exception:  # a crashed page: nothing to save
+            except Exception:  # noqa: BLE001 - a crashed page: nothing to save
                 pass
     ctx.close()
 

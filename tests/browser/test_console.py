@@ -19,7 +19,6 @@ from playwright.sync_api import expect
 from comments.models import Comment, Status
 from moderation.models import AuditEntry, ReviewTask, TaskState
 from moderation.services import comment_hold, review_task_open
-
 from tests.browser.conftest import choose, click, type_into
 from tests.factories import CommentFactory, SubjectFactory, UserFactory
 

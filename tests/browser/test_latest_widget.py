@@ -20,7 +20,7 @@ def host_server(service: str, markup: str):
 <body><aside>{markup}</aside><script src="{service}/static/comments/latest.js" async></script></body></html>""".encode()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             self.send_response(200 if self.path == "/" else 404)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.end_headers()

@@ -11,7 +11,6 @@ from allauth.socialaccount.models import SocialAccount
 from playwright.sync_api import expect
 
 from comments.models import ApiToken, Comment
-
 from tests.browser.conftest import assert_seen_by_a_person, click, type_into
 from tests.browser.test_signin import serve_static_page
 from tests.oidc_provider.fixtures import oidc_provider, oidc_providers  # noqa: F401  (fixtures)

@@ -16,7 +16,6 @@ from comments import services
 from comments.models import Comment, Site
 from comments.sso import sign_payload
 from demo.management.commands.demo_host import make_host_server
-
 from tests.browser.conftest import assert_seen_by_a_person, click, type_into
 from tests.factories import SiteFactory, UserFactory
 from tests.smtp_server import smtp_server  # noqa: F401  (fixture)

@@ -19,10 +19,9 @@ from django.contrib.auth.models import AnonymousUser
 from playwright.sync_api import expect
 
 from comments import services
+from comments.models import Comment, Mode, Site, Subject
 from demo.management.commands.demo_host import host_app, make_host_server
-from comments.models import Comment, Mode, Subject
 from likes import queries as likes_queries
-
 from tests.browser.conftest import assert_seen_by_a_person, click, type_into
 from tests.factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
 
@@ -34,7 +33,7 @@ README_SHOTS = os.environ.get("SCREENSHOTS_DIR")
 def host(live_server, transactional_db):
     """The host site's server on 127.0.0.1 (its own origin), the demo site allowing it, and
     ``host.url(key, **params)`` for an article page embedding the widget."""
-    server = make_host_server(lambda environ, start_response: app(environ, start_response), "127.0.0.1", 0)
+    server = make_host_server(lambda environ, start_response: app(environ, start_response), "127.0.0.1", 0)  # type: ignore[has-type]  # app: set below, before it serves
     origin = f"http://127.0.0.1:{server.server_port}"
     site = SiteFactory(key="demo", sso_secret=SECRET, allowed_origins=[origin], signin_email=False)  # the host signs in
     app = host_app(service=live_server.url, site=site.key, secret=SECRET, users=["alice", "bob"])
@@ -42,6 +41,10 @@ def host(live_server, transactional_db):
     thread.start()
 
     class Host:
+        origin: str
+        site: Site
+        service: str
+
         def url(self, key, **params):
             query = "&".join(f"{k}={v}" for k, v in params.items())
             return f"{origin}/a/{key}?{query}"
@@ -296,7 +299,7 @@ def test_quick_like_then_unlike_ends_unliked_even_when_the_like_is_answered_late
     """A second click while the first request is still out must not race it: the browser may
     send two requests on two connections, and the server would apply them in either order."""
     subject, first = two_level_subject(host.site, roots=1)
-    held = []
+    held: list = []
 
     def hold_the_first_like(route):
         if route.request.method == "PUT" and not held:
@@ -408,7 +411,8 @@ def test_flat_mode_is_one_list_with_reply_to_names(host, page, shot):
     # A reply to a top-level comment is not under it in a flat list either: it says whom it answers.
     expect(frame.locator(".cw-c", has_text="It is.").locator(".cw-to")).to_have_text("reply to @Ann")
     expect(frame.locator(".cw-c", has_text="Another top-level one.").locator(".cw-to")).to_have_count(0)
-    # Numbers say what they count: the discussion's floors, and a reply's place in its floor's thread.
+    # Numbers say what they count: the discussion's floors, and a reply's place in its floor's
+    # thread.
     expect(frame.locator(".cw-items > li > .cw-c .cw-floor-no")).to_have_text(["#1", "#1 · reply 1", "#1 · reply 2", "#2"])
     expect(frame.locator(f"#c-{second.id} .cw-floor-no")).to_have_attribute("title", "Thread of floor 1, reply 1")
     expect(frame.locator(f"#c-{first.id} .cw-floor-no")).to_have_attribute("title", "Floor 1 of the discussion")

@@ -22,7 +22,7 @@ def flat_subject(site, comments=30):
 
 def in_view(page, locator) -> bool:
     box = locator.bounding_box()
-    return box is not None and 0 <= box["y"] and box["y"] + min(box["height"], 40) <= page.viewport_size["height"]
+    return box is not None and box["y"] >= 0 and box["y"] + min(box["height"], 40) <= page.viewport_size["height"]
 
 
 def test_a_link_to_a_comment_on_the_first_page_marks_it_and_scrolls_to_it(host, page, shot):

@@ -10,12 +10,11 @@ it away (messages do not pile up).
 
 from __future__ import annotations
 
-from playwright.sync_api import Locator, expect
+from playwright.sync_api import FloatRect, Locator, expect
 
 from comments import services
 from comments.models import Mode
 from moderation import services as moderation
-
 from tests.browser.conftest import assert_seen_by_a_person, choose, click, type_into
 from tests.browser.test_widget import frame_height, host, no_problems, signed_in_as, snap, widget  # noqa: F401 (host: a fixture)
 from tests.factories import CommentFactory, SubjectFactory, UserFactory
@@ -57,7 +56,7 @@ def is_long(page):
     page.wait_for_function("document.querySelector('#comments iframe').offsetHeight > 2 * innerHeight")
 
 
-def act(control: Locator) -> dict:
+def act(control: Locator) -> FloatRect:
     """Click ``control`` as a person does; returns where it was on the screen then (host page
     viewport coordinates)."""
     assert_seen_by_a_person(control)
@@ -75,7 +74,7 @@ def shown_messages(frame) -> Locator:
     return frame.locator("[role=status]:not(:empty), [role=alert]:not([hidden]):not(:empty)")
 
 
-def said_where_they_acted(page, frame, text: str, acted: dict, *, error: bool = False) -> Locator:
+def said_where_they_acted(page, frame, text: str, acted: FloatRect, *, error: bool = False) -> Locator:
     """``text`` is said (a status, or an alert for an ``error``), the only message shown, on the
     screen as it is (nobody scrolls to it) within ``NEAR`` px of where the person acted, and a
     person sees it there."""

@@ -15,7 +15,6 @@ import os
 import pytest
 from django.db import connection
 
-
 # The test's own transaction and the services' savepoints name no table.
 _TRANSACTION_CONTROL = ("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT")
 

@@ -99,12 +99,18 @@ def test_the_keys_take_the_subject_on_a_populated_database(old_schema_with_rows)
     assert _primary_key("likes_like") == ["id", "subject_id"]
     assert _primary_key("moderation_task") == ["id", "subject_id"]
     other = SubjectFactory(site=subject.site)
-    with pytest.raises(IntegrityError, match="likes_like_comment_id"), transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO likes_like (comment_id, user_id, subject_id, created_at, active, version) VALUES (%s, %s, %s, now(), true, 1)",
-            [reply.pk, site_user.pk, other.pk],
-        )
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+    def like_naming_another_subject():
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "INSERT INTO likes_like (comment_id, user_id, subject_id, created_at, active, version) "
+                "VALUES (%s, %s, %s, now(), true, 1)",
+                [reply.pk, site_user.pk, other.pk],
+            )
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the key is checked now, not at the commit
+
+    with pytest.raises(IntegrityError, match="likes_like_comment_id"):
+        like_naming_another_subject()
 
 
 def test_the_keys_go_back_to_single_columns(old_schema_with_rows):

@@ -1,7 +1,9 @@
 """Counters count what the public sees, after every status change; drift is repairable."""
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from comments import services
 from comments.models import Comment, Status, Subject
@@ -100,7 +102,7 @@ def test_the_reconcile_command_and_task_repair_drift(subject, user):
 def test_random_trees_and_status_changes_never_drift(db, shape, changes):
     subject = SubjectFactory()
     author = UserFactory()
-    made = []
+    made: list = []
     for parent in shape:
         reply_to = made[parent % len(made)] if made and parent >= 0 else None
         made.append(CommentFactory(subject=subject, author=author, reply_to=reply_to))

@@ -18,7 +18,7 @@ def _post_concurrently(jobs):
         try:
             barrier.wait()
             job()
-        except Exception as exc:  # pragma: no cover - reported below
+        except Exception as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
         finally:
             connection.close()

@@ -2,7 +2,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -33,7 +33,7 @@ def test_ids_never_repeat_when_the_clock_steps_back():
 
 
 def test_the_time_of_an_id_and_the_id_floor_of_a_time_agree():
-    moment = datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)
+    moment = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
     floor = ids.id_floor_at(moment)
     assert ids.id_time(floor) == moment
     assert ids.id_floor_at(moment + timedelta(milliseconds=1)) > floor

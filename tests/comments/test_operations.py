@@ -2,9 +2,8 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework.test import APIClient
 
-from config.env import database_from_url, parse_rate_limits
-
 from comments.models import CommentContent
+from config.env import database_from_url, parse_rate_limits
 
 from ..factories import UserFactory
 
@@ -155,9 +154,8 @@ def test_rundemo_on_another_host_port_lets_that_port_frame_the_widget(db, monkey
     from django.core.management import call_command
     from django.test import Client
 
-    from demo.management.commands import rundemo
-
     from comments.models import Subject
+    from demo.management.commands import rundemo
 
     from ..factories import SiteFactory, SubjectFactory
 
@@ -185,8 +183,8 @@ def test_the_seeded_subjects_urls_lead_to_their_articles_on_the_demo_host_page(d
 
     from django.core.management import call_command
 
-    from demo.management.commands.demo_host import host_app
     from comments.models import Site, Subject
+    from demo.management.commands.demo_host import host_app
 
     call_command("seed_demo", stdout=StringIO())
     site = Site.objects.get(key="demo")
@@ -199,6 +197,6 @@ def test_the_seeded_subjects_urls_lead_to_their_articles_on_the_demo_host_page(d
         environ = {"PATH_INFO": unquote(url.path), "QUERY_STRING": url.query}
         setup_testing_defaults(environ)
         answered = []
-        page = b"".join(app(environ, lambda status, headers: answered.append(status))).decode()
+        page = b"".join(app(environ, lambda status, headers: answered.append(status))).decode()  # noqa: B023 - called before the loop moves on
         assert answered == ["200 OK"], subject.url
         assert f"data-key='{subject.key}'" in page

@@ -1,4 +1,5 @@
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from comments import paths
 from comments.ids import MAX_ID
@@ -29,12 +30,12 @@ def trees(draw):
 @given(trees())
 def test_sorting_by_path_is_depth_first_with_siblings_oldest_first(tree):
     ids, parents = tree
-    node_path = {}
+    node_path: dict[int, str] = {}
     for i, parent in enumerate(parents):
         base = "" if parent is None else node_path[ids[parent]]
         node_path[ids[i]] = paths.child_path(base, ids[i])
 
-    children = {None: []}
+    children: dict[int | None, list[int]] = {None: []}
     for i, parent in enumerate(parents):
         children.setdefault(None if parent is None else ids[parent], []).append(ids[i])
 

@@ -18,8 +18,8 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from comments import replicas, services
-from config.env import database_from_url, replica_databases
 from comments.models import Comment
+from config.env import database_from_url, replica_databases
 from tests.factories import CommentFactory, SubjectFactory, UserFactory
 from tests.pg_replica import until_replayed
 
@@ -274,7 +274,7 @@ def test_a_task_reads_the_primary_even_run_eagerly_inside_a_request_that_reads_a
     def where_reads_go():
         return router.db_for_read(Comment)
 
-    seen = {}
+    seen: dict[str, object] = {}
 
     def view(request):
         seen["request"] = router.db_for_read(Comment)

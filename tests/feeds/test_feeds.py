@@ -40,7 +40,7 @@ def test_a_subjects_feed_shows_its_public_published_comments_newest_first(db, fm
     subject = SubjectFactory(title="Cats & <Dogs>", url="https://host.example/cats")
     first = CommentFactory(subject=subject, author=alice, body="first")
     reply = CommentFactory(subject=subject, author=alice, body="a reply", reply_to=first)
-    friends_only = CommentFactory(subject=subject, author=alice, body="friends", visibility="friends")
+    CommentFactory(subject=subject, author=alice, body="friends", visibility="friends")
     shadowed = CommentFactory(subject=subject, author=alice, body="shadowed")
     comment_moderate(comment_id=shadowed.pk, actor=UserFactory(is_staff=True), action="shadow")
     gone = CommentFactory(subject=subject, author=alice, body="gone")

@@ -68,7 +68,7 @@ def test_top_lists_the_most_liked_of_the_window_each_once(api, site, settings, n
     subject = SubjectFactory(site=site)
     comments = [CommentFactory(subject=subject) for _ in range(7)]
     likes = [3, 0, 5, 3, 1, 5, 0]
-    for comment, n in zip(comments, likes):
+    for comment, n in zip(comments, likes, strict=True):
         for _ in range(n):
             like_set(user=UserFactory(), comment_id=comment.pk, liked=True)
     old = CommentFactory(subject=subject)

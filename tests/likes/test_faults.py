@@ -15,15 +15,15 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import redis
 from django.db import connection, connections
+from rest_framework.test import APIClient
 
-from comments.models import Comment
 from comments.exceptions import NotFound
+from comments.models import Comment
 from comments.services import comment_set_status, token_issue
 from likes import keys, live, state_sync
 from likes import queries as likes_queries
 from likes.models import Like, StaleLikeState
 from likes.services import like_set, likes_flush
-from rest_framework.test import APIClient
 
 from ..api.conftest import API
 from ..factories import CommentFactory, SubjectFactory, UserFactory
@@ -88,7 +88,7 @@ def test_random_interleavings_end_with_each_users_last_action(like_store, seed):
     comment = CommentFactory()
     users = [UserFactory() for _ in range(16)]
     scripts = [[rng.random() < 0.5 for _ in range(rng.randint(1, 12))] for _ in users]
-    expected = {u.pk for u, script in zip(users, scripts) if script[-1]}
+    expected = {u.pk for u, script in zip(users, scripts, strict=True) if script[-1]}
 
     def act(i):
         for liked in scripts[i]:
@@ -214,7 +214,8 @@ def test_a_like_on_a_cold_comment_new_to_the_process_costs_one_statement_and_one
     # process registered the subject for the flush lately, so this like need not.
     like_set(comment_id=CommentFactory(subject=comment.subject).pk, user=fan, liked=True)
     calls = RedisCalls(monkeypatch)
-    # Where the comment lives, its flag and its likers: one statement (SQLite: a second for the likers).
+    # Where the comment lives, its flag and its likers: one statement (SQLite: a second for the
+    # likers).
     with django_assert_num_queries(1 if likes == 0 or connection.vendor == "postgresql" else 2):
         assert like_set(comment_id=comment.pk, user=fan, liked=True) == (likes + 1, True)
     assert calls.count == 1  # the like script, which creates the state first
@@ -243,7 +244,7 @@ def test_rows_read_before_a_flush_wrote_to_them_do_not_make_the_state(redis_url,
     else:
         monkeypatch.setattr(likes_queries, "_places", {})
     real_read = state_sync.read_rows
-    meddled = []
+    meddled: list = []
 
     def read_then_meddle(comment_id):
         rows = real_read(comment_id)

@@ -200,7 +200,7 @@ def test_a_process_registers_a_subject_once_per_window_and_every_action_is_flush
     first = _registered_at(raw_redis, subject)
     raw_redis.zadd(keys.DIRTY_SUBJECTS, {str(subject.id): 5})  # so a new registration would show
     clock[0] += live.REGISTER_EVERY - 1
-    for comment, fan in zip(comments, fans[1:]):
+    for comment, fan in zip(comments, fans[1:], strict=True):
         like_set(comment_id=comment.pk, user=fan, liked=True)
     assert first is not None and _registered_at(raw_redis, subject) == 5  # within the window: not again
 

@@ -1,7 +1,7 @@
 """What a write hands on to other processes after its commit travels to the like state's Redis
 in one round trip (``live.together``, opened by the core around its hooks): a post's empty like
-state, its second check, its notifications event and its webhooks event. A hand-off that fails goes its own way
-(a task of its own), and only that one."""
+state, its second check, its notifications event and its webhooks event. A hand-off that fails goes
+its own way (a task of its own), and only that one."""
 
 from __future__ import annotations
 

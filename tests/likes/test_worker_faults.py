@@ -78,7 +78,7 @@ def age_pending(r: redis.Redis, comment, *, idle_ms: int) -> int:
     """Make the stream's pending entries look idle for ``idle_ms`` (as if that much time had
     passed since their consumer read them), leaving them with the same consumer; how many."""
     stream = keys.events(comment.subject_id)
-    by_consumer: dict[str, list[str]] = {}
+    by_consumer: dict = {}
     for entry in r.xpending_range(stream, keys.FLUSH_GROUP, min="-", max="+", count=10_000):
         by_consumer.setdefault(entry["consumer"], []).append(entry["message_id"])
     for consumer, ids in by_consumer.items():

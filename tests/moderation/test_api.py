@@ -220,7 +220,7 @@ def test_two_moderators_claiming_one_task_at_once_never_both_win(client_for):
     site.moderators.add(*mods)
     clients = [client_for(m) for m in mods]
     barrier = threading.Barrier(len(clients))
-    answers = [None] * len(clients)
+    answers: list[int | None] = [None] * len(clients)
 
     def claim(i):
         try:

@@ -122,7 +122,7 @@ def test_top_comments_are_featured_unless_a_moderator_said_no(site, subject, mod
     settings.MODERATION_FEATURE_MIN_LIKES = 5
     settings.MODERATION_FEATURE_PER_SUBJECT = 2
     comments = [CommentFactory(subject=subject) for _ in range(4)]
-    for comment, likes in zip(comments, (9, 7, 6, 2)):
+    for comment, likes in zip(comments, (9, 7, 6, 2), strict=True):
         set_likes(comment, likes)
     comment_moderate(comment_id=comments[0].id, actor=moderator, action="feature")
     comment_moderate(comment_id=comments[0].id, actor=moderator, action="unfeature")
@@ -137,7 +137,7 @@ def test_top_comments_are_featured_unless_a_moderator_said_no(site, subject, mod
 def test_stale_claims_expire(site, subject, moderator):
     comment = CommentFactory(subject=subject)
     comment_set_status(comment_id=comment.id, to_status="pending")
-    from moderation.services import review_task_open, review_task_claim
+    from moderation.services import review_task_claim, review_task_open
 
     task = review_task_open(comment_id=comment.id, reasons=["policy:pre"])
     review_task_claim(task_id=task.pk, moderator=moderator)
@@ -175,7 +175,7 @@ def test_a_real_worker_runs_the_second_check_of_a_new_comment(road, site, subjec
         "LIKES_REDIS_URL": redis_url, "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY", "test"),
     }
     root = Path(__file__).resolve().parents[2]
-    log = open(tmp_path / "worker.log", "w")
+    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - the child process's output, closed by hand below
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo", "-Q", "moderation",
          "--without-mingle", "--without-gossip", "--loglevel", "info", "-n", f"mod-{os.getpid()}@%h"],

@@ -38,7 +38,7 @@ def while_another_transaction_commits(change, contender):
                 change()
                 changed.set()
                 locking.wait(10)
-        except Exception as exc:  # reported below
+        except Exception as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
         finally:
             changed.set()

@@ -8,7 +8,13 @@ from django.test.utils import CaptureQueriesContext
 
 from comments.queries import comment_ref_for_viewer
 from moderation.models import ReviewTask, TaskState
-from moderation.services import report_create, review_task_open, sanction_create, review_task_priority, review_tasks_close
+from moderation.services import (
+    report_create,
+    review_task_open,
+    review_task_priority,
+    review_tasks_close,
+    sanction_create,
+)
 
 from ..factories import CommentFactory, UserFactory
 

@@ -226,7 +226,7 @@ def test_the_empty_filter_finds_nothing():
 
 
 def test_an_unknown_action_is_refused():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown action"):
         WordFilter([Entry(1, "bad", "ban")])
     assert ACTIONS == ("block", "review", "mask")
 
@@ -335,7 +335,7 @@ def test_mask_changes_only_the_letters_inside_the_hit_spans(text):
     out = iter(masked)
     dropped = 0
     starred = False
-    for ch, inside in zip(text, covered):
+    for ch, inside in zip(text, covered, strict=True):
         if not inside:
             assert next(out) == ch
             starred = False

@@ -4,8 +4,8 @@
 
 ``fanout:N``: after the N-th comment's notifications are committed, before the batch of events
 is acknowledged. ``send:N``: after the N-th email is sent and marked sent, with the rest of
-its batch still claimed. There the worker writes ``PAUSE_FILE.reached`` (with its pid) and waits while
-``PAUSE_FILE`` exists, so the test can SIGKILL it at that point. The stop is put in from
+its batch still claimed. There the worker writes ``PAUSE_FILE.reached`` (with its pid) and waits
+while ``PAUSE_FILE`` exists, so the test can SIGKILL it at that point. The stop is put in from
 outside, by wrapping the call that bounds it; the application has no fault hook of its own."""
 
 from __future__ import annotations

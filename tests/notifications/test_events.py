@@ -133,7 +133,7 @@ def test_the_fan_out_of_a_comment_costs_the_same_statements_for_one_follower_or_
     first = post(subject, alice, "to one")
     Notification.objects.all().delete()
 
-    def statements(comment) -> int:
+    def statements(comment) -> tuple[int, int]:
         with CaptureQueriesContext(connection) as ran:
             written = fanout.comment_notify(comment_id=comment.pk)
         return written, len(ran)

@@ -24,7 +24,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def worker(tmp_path, redis_url, broker_url):
     """``worker(pause_at=None, env=None)`` starts a worker with beat on ``notifications``
-    (``pause_at``: a point of ``tests/notifications/paused_worker.py``); all are killed at teardown."""
+    (``pause_at``: a point of ``tests/notifications/paused_worker.py``); all are killed at
+    teardown."""
     workers = Workers(
         tmp_path, redis_url, broker_url, queue="notifications",
         env={"NOTIFICATIONS_EVENTS_INTERVAL": "0.2", "NOTIFICATIONS_EVENTS_RECLAIM": "1"},
@@ -42,7 +43,7 @@ def stream_state(r) -> tuple[int | None, int]:
     """``(read and not acknowledged, length)`` of the events stream."""
     try:
         pending = r.xpending(EVENTS_STREAM, "flush")["pending"]
-    except Exception:  # no group yet
+    except Exception:  # noqa: BLE001 - no group yet
         pending = None
     return pending, r.xlen(EVENTS_STREAM)
 

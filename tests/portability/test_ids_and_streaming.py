@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from comments import paths
 from comments.ids import id_floor_at
@@ -19,9 +19,9 @@ from .conftest import fixture_path, run_import
 
 def test_history_ids_follow_dates_and_sort_before_anything_the_service_made():
     moments = [
-        datetime(1999, 12, 31, tzinfo=timezone.utc), datetime(2012, 5, 1, tzinfo=timezone.utc),
-        datetime(2012, 5, 1, 0, 0, 1, tzinfo=timezone.utc), datetime(2024, 12, 31, tzinfo=timezone.utc),
-        datetime(2025, 6, 1, tzinfo=timezone.utc), HISTORY_END - timedelta(milliseconds=40), HISTORY_END,
+        datetime(1999, 12, 31, tzinfo=UTC), datetime(2012, 5, 1, tzinfo=UTC),
+        datetime(2012, 5, 1, 0, 0, 1, tzinfo=UTC), datetime(2024, 12, 31, tzinfo=UTC),
+        datetime(2025, 6, 1, tzinfo=UTC), HISTORY_END - timedelta(milliseconds=40), HISTORY_END,
         HISTORY_END + timedelta(days=1),
     ]
     ids = [history_id(m) for m in moments]
@@ -35,12 +35,12 @@ def test_imported_comments_sort_before_the_sites_own_and_skip_ids_taken(db):
     subject = SubjectFactory(site=site, key="post-hello")
     native = CommentFactory(subject=subject, body="written here, today")
     assert native.pk > id_floor_at(HISTORY_END)
-    first_candidate = history_id(datetime(2019, 3, 1, 10, tzinfo=timezone.utc))
+    first_candidate = history_id(datetime(2019, 3, 1, 10, tzinfo=UTC))
     # An id the first imported comment would take is already used (another site's history).
     elsewhere = SubjectFactory(site=SiteFactory())
     Comment.objects.create(
         id=first_candidate, subject=elsewhere, path=paths.encode_step(first_candidate), floor=1,
-        created_at=datetime(2019, 3, 1, 10, tzinfo=timezone.utc),
+        created_at=datetime(2019, 3, 1, 10, tzinfo=UTC),
     )
     run_import(site, "disqus", fixture_path("disqus.xml"))
     imported = list(Comment.objects.filter(subject=subject).exclude(pk=native.pk).order_by("pk"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gzip
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from comments.models import Comment, ExternalIdentity, Status, Subject, SubjectState
 from moderation.models import AuditEntry
@@ -25,7 +25,7 @@ def test_disqus_export_imports_threads_as_subjects_and_keeps_the_reply_tree(db):
 
     hello = Subject.objects.get(site=site, key="post-hello")  # the identifier the site gave Disqus
     assert (hello.title, hello.url, hello.state) == ("Hello, world", "https://blog.example/2019/hello/", SubjectState.OPEN)
-    assert hello.created_at == datetime(2019, 3, 1, 9, tzinfo=timezone.utc)
+    assert hello.created_at == datetime(2019, 3, 1, 9, tzinfo=UTC)
     chinese = Subject.objects.get(site=site, key="https://blog.example/2020/中文/")  # no identifier: the URL
     assert chinese.state == SubjectState.CLOSED and chinese.title == "中文标题 — unicode"
     assert not Subject.objects.filter(site=site, title="Deleted thread").exists()
@@ -38,7 +38,7 @@ def test_disqus_export_imports_threads_as_subjects_and_keeps_the_reply_tree(db):
     assert [first.depth, reply.depth, regret.depth, deep.depth] == [0, 1, 2, 3]
     assert deep.root_id == first.pk and deep.path.startswith(regret.path)
     assert [reply.floor, regret.floor, deep.floor] == [1, 2, 3]
-    assert first.created_at == datetime(2019, 3, 1, 10, tzinfo=timezone.utc)
+    assert first.created_at == datetime(2019, 3, 1, 10, tzinfo=UTC)
     assert summary.imported == 9 == Comment.objects.filter(subject__site=site).count()
     assert_consistent(site)
 
@@ -110,7 +110,7 @@ def test_a_reply_dated_before_its_parent_is_placed_right_after_it(db):
     summary = run_import(site, "disqus", fixture_path("disqus.xml"))
     parent, skewed = by_body(site, "Who wrote this"), by_body(site, "Clock skew")
     assert skewed.reply_to_id == parent.pk and skewed.pk > parent.pk
-    assert skewed.created_at == datetime(2019, 3, 1, 10, 30, tzinfo=timezone.utc)  # the date stays as the source says
+    assert skewed.created_at == datetime(2019, 3, 1, 10, 30, tzinfo=UTC)  # the date stays as the source says
     assert summary.notes["reply dated before the comment it answers: placed right after it"] == 1
     assert_consistent(site)
 
@@ -130,7 +130,8 @@ def test_a_newer_export_adds_only_what_is_new(db, tmp_path):
     run_import(site, "disqus", fixture_path("disqus.xml"))
     old = {c.pk: (c.floor, c.status) for c in site_comments(site)}
     newer = tmp_path / "newer.xml"
-    text = open(fixture_path("disqus.xml"), encoding="utf-8").read()
+    with open(fixture_path("disqus.xml"), encoding="utf-8") as fixture:
+        text = fixture.read()
     newer.write_text(text.replace("</disqus>", """
   <post dsq:id="1008"><message><![CDATA[<p>A new reply to the first comment.</p>]]></message>
     <createdAt>2024-01-01T10:00:00Z</createdAt><isDeleted>false</isDeleted><isSpam>false</isSpam>

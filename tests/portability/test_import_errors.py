@@ -102,7 +102,7 @@ def test_unknown_format_site_and_file_are_clear_errors(db):
         import_command("--site", "blog", "--format", "livefyre", fixture_path("disqus.xml"))
     with pytest.raises(CommandError, match="unknown site 'nope'"):
         import_command("--site", "nope", "--format", "disqus", fixture_path("disqus.xml"))
-    with pytest.raises(CommandError, match="cannot open /no/such/file.xml"):
+    with pytest.raises(CommandError, match=r"cannot open /no/such/file\.xml"):
         import_command("--site", "blog", "--format", "disqus", "/no/such/file.xml")
 
 

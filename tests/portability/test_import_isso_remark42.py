@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from comments.models import Comment, ExternalIdentity, Status, Subject, SubjectState
 
@@ -20,9 +20,9 @@ def test_isso_threads_comments_and_modes(db, isso_db):
     assert set(Subject.objects.filter(site=site).values_list("key", flat=True)) == {"/posts/first/", "/posts/第二/", "/posts/quiet/"}
     hello = by_body(site, "Hello **isso**")  # Isso keeps Markdown: stored as it is
     assert hello.content.html.startswith("<p>Hello <strong>isso</strong>")
-    assert hello.created_at == datetime(2021, 6, 1, 10, 0, 0, 250000, tzinfo=timezone.utc)
+    assert hello.created_at == datetime(2021, 6, 1, 10, 0, 0, 250000, tzinfo=UTC)
     reply = by_body(site, "A reply with")
-    assert reply.reply_to_id == hello.pk and reply.edited_at == datetime(2021, 6, 1, 12, tzinfo=timezone.utc)
+    assert reply.reply_to_id == hello.pk and reply.edited_at == datetime(2021, 6, 1, 12, tzinfo=UTC)
     assert "<li>a</li>" in reply.content.html
     placeholder = site_comments(site).get(status=Status.DELETED)  # Isso's mode 4, text emptied
     assert placeholder.content.body == "" and by_body(site, "Replying to a deleted").reply_to_id == placeholder.pk
@@ -50,10 +50,10 @@ def test_remark42_backup_pages_become_subjects_and_pids_keep_the_tree(db):
     assert post.title == "Post one" and post.state == SubjectState.OPEN
     assert Subject.objects.get(site=site, key="https://r42.example/closed/").state == SubjectState.CLOSED  # read_only
     first = by_body(site, "Original **markdown**")  # the Markdown the author wrote, not the rendered text
-    assert first.pinned and first.created_at == datetime(2022, 2, 1, 16, 0, 0, 123456, tzinfo=timezone.utc)
+    assert first.pinned and first.created_at == datetime(2022, 2, 1, 16, 0, 0, 123456, tzinfo=UTC)
     html_only = by_body(site, "Only html here")
     assert html_only.content.body == "Only html here, *no orig*" and html_only.reply_to_id == first.pk
-    assert html_only.edited_at == datetime(2022, 2, 1, 17, 5, tzinfo=timezone.utc)
+    assert html_only.edited_at == datetime(2022, 2, 1, 17, 5, tzinfo=UTC)
     deleted = site_comments(site).get(status=Status.DELETED)
     assert deleted.author is None and deleted.reply_to_id == html_only.pk  # Remark42's hard delete: nobody
     assert by_body(site, "深层回复").depth == 3

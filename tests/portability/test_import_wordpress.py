@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from comments.models import Comment, ExternalIdentity, Status, Subject, SubjectState
 from moderation.models import ReviewTask
@@ -37,7 +37,7 @@ def test_wordpress_comment_parent_keeps_the_tree_and_statuses_map(db):
     regret = by_body(site, "Regret.")
     assert regret.status == Status.DELETED  # trash, kept as a placeholder for its reply
     assert by_body(site, "回复一条被删除的评论").reply_to_id == regret.pk
-    assert first.created_at == datetime(2018, 1, 1, 10, tzinfo=timezone.utc)  # the GMT date
+    assert first.created_at == datetime(2018, 1, 1, 10, tzinfo=UTC)  # the GMT date
 
 
 def test_wordpress_held_comments_wait_in_the_review_queue(db):

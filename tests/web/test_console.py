@@ -82,7 +82,7 @@ def test_a_moderator_of_one_site_cannot_see_or_touch_another(site, subject, mod)
     for page in PAGES[:1] + PAGES[2:]:
         assert mod.get(CONSOLE + page, {"site": other_site.key}).status_code == 403, page
     assert mod.get(f"/console/tasks/{task.pk}/").status_code == 403
-    assert mod.post("/console/tasks/%d/claim" % task.pk).status_code == 403
+    assert mod.post(f"/console/tasks/{task.pk}/claim").status_code == 403
     response = mod.post("/console/actions", {"do": f"reject:{foreign.id}"}, follow=True)
     assert "Only moderators of this site" in response.content.decode()
     assert status_of(foreign) == Status.PENDING

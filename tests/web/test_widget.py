@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 from django.test import Client
 
-from comments import queries, services
+from comments import services
 from comments.avatars import avatar_path
-from likes import services as like_services
 from comments.models import Comment, Mode, Status, Subject
+from likes import services as like_services
 
 from ..factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
 

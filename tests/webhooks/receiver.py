@@ -65,7 +65,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 with receiver._lock:
@@ -99,7 +99,8 @@ class Receiver:
         return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
 
     def expect(self, path: str, secret: str, *answers) -> None:
-        """Requests to ``path`` are signed with ``secret``; the next ones get ``answers`` (then 200)."""
+        """Requests to ``path`` are signed with ``secret``; the next ones get ``answers`` (then
+        200)."""
         self.secrets[path] = secret
         self.scripts[path].extend(answers)
 

@@ -4,7 +4,6 @@ from django.core.management.base import BaseCommand, CommandError
 from comments.models import Mode, ModerationPolicy, Site, User
 from comments.origins import parse_origins
 
-
 SIGNIN_METHODS = {"sso", "email", "guests"}
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import html
 import time
+from socketserver import ThreadingMixIn
 from urllib.parse import parse_qs, quote, unquote, urlencode
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
-from socketserver import ThreadingMixIn
 
 from django.core.management.base import BaseCommand
 
@@ -104,7 +104,7 @@ def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles
             return [HOST_CSS.encode()]
         user = params.get("user", "") if params.get("user", "") in users else ""
         # The picker shows the theme the widget is given: the widget's own default unless chosen.
-        theme = params.get("theme") if params.get("theme") in THEMES else THEMES[0]
+        theme = params["theme"] if params.get("theme") in THEMES else THEMES[0]
         keep = urlencode({k: v for k, v in params.items() if k in ("user", "theme", "lang") and v})
         if path == "/":
             items = "".join(
