@@ -592,6 +592,8 @@ class HttpBench:
         self.post_tokens = issue_tokens([u.pk for u in self.posters])
         self.like_tokens = issue_tokens([u.pk for u in self.likers])
         self._targets()
+        self.cleanup_spread_posts()  # left by an interrupted run
+        self.snapshot_spread_subjects()
 
     def _users(self, names: list[str]) -> list:
         """The users named (this benchmark's own: nothing of the seeded data is theirs), created
@@ -699,6 +701,14 @@ class HttpBench:
         out.append(Load(
             "post", f"post a comment ({POSTERS} users)", f"POST {lst} {{\"body\": <unique>}}", "POST", [lst],
             tokens=self.post_tokens, expect=201, floor="post", target=WRITE_RATIO, settle="moderation",
+        ))
+        # The same posts spread over many subjects: what posting costs when no two writers share
+        # a subject's row. Beside "post", it shows whether one hot subject serializes its writers.
+        spread = [f"/api/v1/subjects/{s}/comments" for s in self.other_subjects]
+        out.append(Load(
+            "post_spread", f"post a comment ({POSTERS} users, {len(spread)} subjects)",
+            f"POST /api/v1/subjects/<one of {len(spread)} other subjects of the site>/comments {{\"body\": <unique>}}",
+            "POST", spread, pick="uniform", tokens=self.post_tokens, expect=201, floor="post", settle="moderation",
         ))
         return {load.key: load for load in out}
 
@@ -975,7 +985,7 @@ class HttpBench:
 
     def run_writes(self, loads: dict[str, Load], quick: bool) -> None:
         log("bench: writes (the Celery worker flushing likes and checking posts meanwhile)")
-        for key in ["like_hot", "post"] if quick else ["like_hot", "like_uniform", "post"]:
+        for key in ["like_hot", "post"] if quick else ["like_hot", "like_uniform", "post", "post_spread"]:
             self.measure(loads[key], cold=False)
         self.stop_server(self.server, "gthread")
         self.server = None
@@ -1040,7 +1050,38 @@ class HttpBench:
                 self.worker.stop()
         self.reset_likes()
         self.core.cleanup_posts(authors=self.posters)
+        self.cleanup_spread_posts()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def snapshot_spread_subjects(self) -> None:
+        """The counters of the subjects ``post_spread`` posts on, to put back afterwards."""
+        from comments.models import Subject
+
+        self.spread_counters = list(
+            Subject.objects.filter(pk__in=self.other_subjects).values_list("pk", "comment_count", "root_count", "floor_seq")
+        )
+
+    def cleanup_spread_posts(self) -> None:
+        """``post_spread``'s comments removed and its subjects' counters put back (the posts
+        went through the service; deleting rows underneath it does not keep counters)."""
+        from django.db import transaction
+
+        from comments.models import Subject
+        from comments.services import subject_reconcile_counters
+
+        removed = sum(
+            self.core.seed.purge_comments("subject_id = ANY(%s) AND author_id = %s", [self.other_subjects, u.pk])
+            for u in self.posters
+        )
+        snapshot = getattr(self, "spread_counters", None)
+        if snapshot is None and removed:  # an interrupted run's: counted again from the rows
+            for pk in self.other_subjects:
+                subject_reconcile_counters(subject_id=pk)
+        with transaction.atomic():
+            for pk, comments, roots, floor in snapshot or []:
+                Subject.objects.filter(pk=pk).update(comment_count=comments, root_count=roots, floor_seq=floor)
+        if removed:
+            log(f"bench: removed {removed} comments posted on the other subjects and restored their counters")
 
 
 # --- the report -----------------------------------------------------------------------------------
