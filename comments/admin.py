@@ -30,8 +30,9 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
-    fieldsets = BaseUserAdmin.fieldsets + (("Public profile", {"fields": ("display_name", "avatar_url")}),)
-    list_display = ("username", "display_name", "email", "is_staff", "is_active", "date_joined")
+    fieldsets = BaseUserAdmin.fieldsets + (("Public profile", {"fields": ("display_name", "avatar_url", "is_guest")}),)
+    list_display = ("username", "display_name", "email", "is_staff", "is_active", "is_guest", "date_joined")
+    list_filter = (*BaseUserAdmin.list_filter, "is_guest")
     search_fields = ("username", "display_name", "email")
 
 
@@ -81,8 +82,8 @@ class SiteAdminForm(forms.ModelForm):
 @admin.register(Site)
 class SiteAdmin(admin.ModelAdmin):
     form = SiteAdminForm
-    list_display = ("key", "name", "default_mode", "moderation", "signin_sso", "signin_email", "signin_guests", "created_at")
-    list_filter = ("default_mode", "moderation", "signin_sso", "signin_email", "signin_guests")
+    list_display = ("key", "name", "default_mode", "moderation", "signin_sso", "signin_email", "signin_guests", "guest_moderation", "created_at")
+    list_filter = ("default_mode", "moderation", "signin_sso", "signin_email", "signin_guests", "guest_moderation")
     search_fields = ("key", "name")
     filter_horizontal = ("moderators",)
 

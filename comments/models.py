@@ -21,6 +21,9 @@ class User(AbstractUser):
 
     display_name = models.CharField(max_length=100, blank=True)
     avatar_url = models.URLField(max_length=1000, blank=True)
+    # A reader who commented as a guest (issue 14): a name, no account; shown with a "guest"
+    # mark wherever their comments are, so a guest named like a member cannot pass as them.
+    is_guest = models.BooleanField(default=False)
 
     @property
     def public_name(self) -> str:
@@ -65,6 +68,11 @@ class Site(models.Model):
     signin_email = models.BooleanField("sign-in by email link", default=True)
     signin_oidc = models.JSONField("OpenID Connect providers", default=list, blank=True)
     signin_guests = models.BooleanField("guest comments", default=False)
+    # Guests' comments wait for a moderator unless the site says otherwise (whatever
+    # ``moderation`` says for signed-in readers).
+    guest_moderation = models.CharField(
+        "moderation of guest comments", max_length=4, choices=ModerationPolicy.choices, default=ModerationPolicy.PRE
+    )
     moderators = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="moderated_sites"
     )

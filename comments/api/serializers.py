@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from rest_framework import serializers
 
-from ..models import Mode, Status, SubjectState, Visibility
+from ..models import Mode, ModerationPolicy, Status, SubjectState, Visibility
 from .fields import IdField, StrictBooleanField, StrictCharField
 
 # --- query parameters ----------------------------------------------------------------------
@@ -56,6 +56,7 @@ class SiteSigninIn(serializers.Serializer):
     email = StrictBooleanField(required=False)
     guests = StrictBooleanField(required=False)
     oidc = serializers.ListField(child=StrictCharField(max_length=64), max_length=20, required=False)
+    guest_moderation = serializers.ChoiceField(choices=ModerationPolicy.values, required=False)
 
 
 class SiteSigninOut(serializers.Serializer):
@@ -64,6 +65,7 @@ class SiteSigninOut(serializers.Serializer):
     email = serializers.BooleanField()
     oidc = serializers.ListField(child=serializers.CharField())
     guests = serializers.BooleanField()
+    guest_moderation = serializers.ChoiceField(choices=ModerationPolicy.values)
 
 
 class SubjectIn(serializers.Serializer):
@@ -98,6 +100,7 @@ class UserOut(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     avatar = serializers.CharField(allow_null=True)
+    guest = serializers.BooleanField(required=False, help_text="true for a guest (no account); absent for everyone else")
 
 
 class TokenOut(serializers.Serializer):
