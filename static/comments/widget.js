@@ -174,18 +174,35 @@
   }
 
   // ``data``: a token, its user and how they signed in (``via``: 'sso', or what signin.js
-  // hands over in a 'cw:signed-in' event after the sign-in window).
+  // hands over in a 'cw:signed-in' event after the sign-in window, or guest.js for a guest
+  // this browser still holds: ``quiet``, as the reader did nothing just now).
   async function signedIn(data) {
     token = data.token;
     me = data.user;
     via = data.via;
     renderUser();
     await reload();
-    say(S.signed_in, 'top');
+    if (!data.quiet) say(S.signed_in, 'top');
     tell({ type: 'comments:user', user: me });
   }
   root.addEventListener('cw:signed-in', (event) => {
     signedIn(event.detail).catch((err) => say(errorText(err), 'top', 'error'));
+  });
+
+  // A comment posted by guest.js from its ``form``, and the guest who posted it (its token
+  // lets this browser edit or delete it within the edit window): shown as one posted here.
+  root.addEventListener('cw:posted', (event) => {
+    const { comment, session, form } = event.detail;
+    (async () => {
+      token = session.token;
+      me = session.user;
+      via = session.via;
+      renderUser();
+      await insertNew(comment, null);
+      if (comment.status === 'published') setCount(1);
+      say(comment.status === 'pending' ? S.posted_review : S.posted, form);
+      tell({ type: 'comments:user', user: me });
+    })().catch((err) => say(errorText(err), form, 'error'));
   });
 
   function logout() {
