@@ -26,22 +26,27 @@
 
   const sleep = (ms) => new Promise((done) => { setTimeout(done, ms); });
 
+  // The guest this browser holds: in memory, and in the frame's storage where the browser
+  // allows a frame of another site storage (else for the page's life only).
+  let memory = null;
+
   function session() {
     try {
-      const held = JSON.parse(localStorage.getItem(stored) || 'null');
-      if (held && typeof held.token === 'string' && Date.parse(held.expires_at) > Date.now()) return held;
-    } catch (err) { /* storage refused or garbled: no guest held */ }
+      memory = memory || JSON.parse(localStorage.getItem(stored) || 'null');
+    } catch (err) { /* storage refused or garbled: what memory holds */ }
+    if (memory && typeof memory.token === 'string' && Date.parse(memory.expires_at) > Date.now()) return memory;
     forget();
     return null;
   }
 
-  function keep(answer) {
-    const held = { token: answer.token, expires_at: answer.expires_at, user: answer.user, via: 'guest' };
-    try { localStorage.setItem(stored, JSON.stringify(held)); } catch (err) { /* kept in memory only */ }
-    return held;
+  function keep(answer, email) {
+    memory = { token: answer.token, expires_at: answer.expires_at, user: answer.user, email, via: 'guest' };
+    try { localStorage.setItem(stored, JSON.stringify(memory)); } catch (err) { /* kept in memory only */ }
+    return memory;
   }
 
   function forget() {
+    memory = null;
     try { localStorage.removeItem(stored); } catch (err) { /* nothing kept */ }
   }
 
@@ -81,9 +86,9 @@
     return ready.token;
   }
 
-  function tell(text, kind = 'status') {
-    const note = form.querySelector('.cw-note');
-    const alert = form.querySelector('.cw-err');
+  function tell(where, text, kind = 'status') {
+    const note = where.querySelector('.cw-note');
+    const alert = where.querySelector('.cw-err');
     note.textContent = kind === 'status' ? text : '';
     alert.textContent = kind === 'error' ? text : '';
     alert.hidden = kind !== 'error';
@@ -108,31 +113,54 @@
     }
   }
 
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const name = field('name').value.trim();
-    const text = field('body').value;
-    if (!name) { tell(F.msgName, 'error'); field('name').focus(); return; }
-    if (!text.trim()) { tell(S.empty, 'error'); field('body').focus(); return; }
-    const button = form.querySelector('button[type="submit"]');
+  // Posts from ``where`` (the guest form, or a reply form of a guest's) what ``fields`` says,
+  // then widget.js shows the comment and the guest.
+  async function post(where, fields, replyTo = null) {
+    const button = where.querySelector('button[type="submit"]');
     button.disabled = true;
-    tell(F.msgSending);
+    tell(where, F.msgSending);
     try {
       const answer = await send({
         site: root.dataset.site, key: root.dataset.key, title: (root.dataset.title || '').slice(0, 300),
         url: /^https?:\/\//.test(root.dataset.url || '') ? root.dataset.url.slice(0, 2000) : '',
-        name, email: field('email').value.trim(), body: text, website: field('website').value,
+        website: field('website').value, ...fields,
       });
-      field('body').value = '';
-      tell('');
-      root.dispatchEvent(new CustomEvent('cw:posted', { detail: { comment: answer.comment, session: keep(answer), form } }));
+      tell(where, '');
+      const detail = { comment: answer.comment, session: keep(answer, fields.email), form: where, replyTo };
+      root.dispatchEvent(new CustomEvent('cw:posted', { detail }));
+      return true;
     } catch (err) {
-      tell(message(err.code), 'error');
+      tell(where, message(err.code), 'error');
+      return false;
     } finally {
       button.disabled = false;
       if (!formToken) askForToken();
     }
+  }
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const name = field('name').value.trim();
+    const body = field('body').value;
+    if (!name) { tell(form, F.msgName, 'error'); field('name').focus(); return; }
+    if (!body.trim()) { tell(form, S.empty, 'error'); field('body').focus(); return; }
+    if (await post(form, { name, email: field('email').value.trim(), body })) field('body').value = '';
   });
+
+  // A guest's reply goes the guest's way too (the usual way refuses a guest): taken before
+  // widget.js's own handler sees it.
+  root.addEventListener('submit', (event) => {
+    const reply = event.target;
+    if (current !== 'guest' || reply.dataset.form !== 'reply') return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    const held = session();
+    const body = reply.querySelector('textarea').value;
+    if (!held) { tell(reply, message('not_authenticated'), 'error'); return; }
+    if (!body.trim()) { tell(reply, S.empty, 'error'); return; }
+    const target = document.getElementById(`c-${reply.dataset.replyTo}`);
+    post(reply, { name: held.user.name, email: held.email || '', body, reply_to_id: Number(reply.dataset.replyTo) }, target);
+  }, true);
 
   // Who is signed in decides what is shown: the guest form to a reader not signed in or
   // signed in as a guest (the usual form would refuse a guest), nothing of it to the others.
@@ -146,6 +174,7 @@
     if (current === 'guest') {
       if (mainForm) mainForm.hidden = true;
       field('name').value = user.name;
+      field('email').value = session()?.email || field('email').value;
       via.textContent = ` ${F.labelGuest}`;
       via.hidden = false;
     }

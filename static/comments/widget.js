@@ -189,20 +189,17 @@
     signedIn(event.detail).catch((err) => say(errorText(err), 'top', 'error'));
   });
 
-  // A comment posted by guest.js from its ``form``, and the guest who posted it (its token
-  // lets this browser edit or delete it within the edit window): shown as one posted here.
+  // A comment posted by guest.js from its ``form`` (a reply form when it answers ``replyTo``),
+  // and the guest who posted it (its token lets this browser edit or delete it within the edit
+  // window): shown as one posted here.
   root.addEventListener('cw:posted', (event) => {
-    const { comment, session, form } = event.detail;
-    (async () => {
-      token = session.token;
-      me = session.user;
-      via = session.via;
-      renderUser();
-      await insertNew(comment, null);
-      if (comment.status === 'published') setCount(1);
-      say(comment.status === 'pending' ? S.posted_review : S.posted, form);
-      tell({ type: 'comments:user', user: me });
-    })().catch((err) => say(errorText(err), form, 'error'));
+    const { comment, session, form, replyTo } = event.detail;
+    token = session.token;
+    me = session.user;
+    via = session.via;
+    renderUser();
+    tell({ type: 'comments:user', user: me });
+    showPosted(comment, form, replyTo).catch((err) => say(errorText(err), form.isConnected ? form : 'top', 'error'));
   });
 
   function logout() {
@@ -453,28 +450,32 @@
     return article;
   }
 
+  // A comment just posted from ``form``: shown where it belongs (``replyTo``: the comment it
+  // answers, whose reply form goes), counted, and said beside it.
+  async function showPosted(comment, form, replyTo) {
+    if (replyTo) form.remove();
+    const article = await insertNew(comment, replyTo);
+    if (comment.status === 'published') {
+      setCount(1);
+      if (replyTo) setReplyCount(comment.root_id, 1);
+    }
+    say(comment.status === 'pending' ? S.posted_review : S.posted, replyTo ? besideComment(article) : form);
+    if (replyTo) $('[data-action]', article)?.focus();
+  }
+
   const submitters = {
     async post(form, area) {
       const sid = await subjectId();
       const comment = await api('POST', `subjects/${sid}/comments`, { body: area.value });
       area.value = '';
-      await insertNew(comment, null);
-      if (comment.status === 'published') setCount(1);
-      say(comment.status === 'pending' ? S.posted_review : S.posted, form);
+      await showPosted(comment, form, null);
     },
 
     async reply(form, area) {
       const target = document.getElementById(`c-${form.dataset.replyTo}`);
       const sid = await subjectId();
       const comment = await api('POST', `subjects/${sid}/comments`, { body: area.value, reply_to_id: Number(form.dataset.replyTo) });
-      form.remove();
-      const article = await insertNew(comment, target);
-      if (comment.status === 'published') {
-        setCount(1);
-        setReplyCount(comment.root_id, 1);
-      }
-      say(comment.status === 'pending' ? S.posted_review : S.posted, besideComment(article));
-      $('[data-action]', article)?.focus();
+      await showPosted(comment, form, target);
     },
 
     async edit(form, area) {

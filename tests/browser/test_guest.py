@@ -2,8 +2,8 @@
 tags, whose site takes guests. A reader with no account types a name and a comment into the
 fields they see and clicks Post (the widget waits out the form's time-to-submit); the comment
 shows as theirs, marked "Guest" and under review; a moderator approves it and everyone sees it,
-marked; the browser that posted edits it (back under review: guests are pre-moderated), while
-another browser is offered no Edit. Where the browser lets the frame keep storage, the hold
+marked; the browser that posted edits it (back under review: guests are pre-moderated) and
+replies to it as the same guest, while another browser is offered no Edit. Where the browser lets the frame keep storage, the hold
 outlives a reload."""
 
 from __future__ import annotations
@@ -80,8 +80,20 @@ def test_a_guest_comments_is_approved_and_edits_from_the_same_browser(page, brow
     assert_seen_by_a_person(edited)
     expect(edited).to_contain_text("(edited)")
     expect(edited.locator(".cw-badge-review")).to_have_text("Under review")  # an edit is reviewed again
-    shot(page, "edited")
     assert Comment.objects.get().status == Status.PENDING
+
+    # The guest replies as the same guest, the guest's way.
+    click(edited.get_by_role("button", name="Reply"))
+    reply_form = widget.locator(".cw-reply-form")
+    type_into(reply_form.get_by_label("Your reply"), "And a reply from the guest.")
+    click(reply_form.get_by_role("button", name="Reply"))
+    reply = widget.locator(".cw-c", has_text="And a reply from the guest.")
+    assert_seen_by_a_person(reply)
+    expect(reply.locator(".cw-badge-guest")).to_have_text("Guest")
+    expect(reply.locator(".cw-badge-review")).to_have_text("Under review")
+    shot(page, "edited-and-replied")
+    first, answer = Comment.objects.order_by("id")
+    assert answer.reply_to_id == first.pk and answer.author_id == first.author_id
     assert [p for p in page.problems if "favicon" not in p] == []
 
 
