@@ -1,5 +1,6 @@
 """Guest comments (issue 14): a reader with no account comments under a name, with an email
-address if they like (kept for moderators and the reader's own data, never shown). Every write
+address if they like (``Guest.email``: kept for moderators, never shown, never mailed: nobody
+verified it). Every write
 of guests is here; the comment itself goes through the core's one write path
 (``comments.services.comment_create``) and its checks (bans, word filter, spam signals).
 
@@ -43,6 +44,7 @@ from comments.hooks import ContentCheck, ContentDecision
 from comments.models import ApiToken, Comment, ModerationPolicy, Site, Status, User
 
 from .exceptions import FormTokenExpired, FormTokenInvalid, FormTokenUsed, GuestsNotAllowed, TooFast
+from .models import Guest
 
 _FORM_SALT = "accounts.guests.form"
 HONEYPOT_FIELD = "website"
@@ -115,7 +117,9 @@ def _returning_guest(site: Site, token: ApiToken | None, name: str, email: str) 
     if token is None or token.site_id != site.pk:
         return None
     user = token.user
-    if not user.is_guest or user.display_name != name or user.email != email:
+    if not user.is_guest or user.display_name != name:
+        return None
+    if not Guest.objects.filter(user=user, site=site, email=email).exists():
         return None
     return user
 
@@ -150,7 +154,7 @@ def guest_comment_post(
     _form_token_use(nonce)
     subject, _ = core.subject_get_or_create(site=site, key=key, title=title, url=url)
     with transaction.atomic():
-        author = returning or _guest_user_create(name=name, email=email)
+        author = returning or _guest_create(site=site, name=name, email=email)
         checked = _guest_checks_passed.set(True)
         try:
             comment = core.comment_create(
@@ -165,11 +169,20 @@ def guest_comment_post(
     return GuestPost(comment=comment, token=raw, token_row=token_row)
 
 
-def _guest_user_create(*, name: str, email: str) -> User:
-    user = User(username=f"guest-{secrets.token_hex(12)}", display_name=name[:100], email=email, is_guest=True)
+def _guest_create(*, site: Site, name: str, email: str) -> User:
+    """A new guest of ``site``: a user of its own, marked, with no address of the user row's
+    own (``Guest`` keeps the one given) and no password."""
+    user = User(username=f"guest-{secrets.token_hex(12)}", display_name=name[:100], is_guest=True)
     user.set_unusable_password()
     user.save()
+    Guest.objects.create(user=user, site=site, email=email)
     return user
+
+
+def guests_erase(*, user_id: int) -> int:
+    """Forget that the user was a guest, and the address they gave (an erasure); how many
+    guest rows went."""
+    return Guest.objects.filter(user_id=user_id).delete()[0]
 
 
 def guest_content_check(check: ContentCheck, decision: ContentDecision) -> ContentDecision:

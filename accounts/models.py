@@ -41,3 +41,17 @@ class EmailLink(models.Model):
 
     def __str__(self) -> str:
         return f"{self.email} ({self.site_id})"
+
+
+class Guest(models.Model):
+    """A guest author (``User.is_guest``) of a site, and the email address they gave, if any:
+    kept for the site's moderators, never shown, and never written to the user row, whose
+    address the service sends notifications to (a guest's address is not verified)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="guest")
+    site = models.ForeignKey(Site, on_delete=models.CASCADE)
+    email = models.EmailField(max_length=254, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"guest {self.user_id} ({self.site_id})"
