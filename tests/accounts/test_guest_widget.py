@@ -1,7 +1,7 @@
 """The widget's pages for guests: the guest form only where the site takes guests (and at once
 when it starts to, though the page comes from the shared cache), its honeypot out of a
 person's reach, and the "Guest" mark on a guest's comment, never on a member's of the same
-name."""
+name; the feeds mark it too."""
 
 from __future__ import annotations
 
@@ -68,3 +68,13 @@ def test_a_guests_comment_is_marked_and_a_members_of_the_same_name_is_not(subjec
     members = re.findall(r'<article[^>]*id="c-\d+".*?</article>', page, re.S)
     (theirs,) = [a for a in members if "The member speaks" in a]
     assert "cw-badge-guest" not in theirs and '<span class="cw-name">Ada</span>' in theirs
+
+
+def test_feeds_mark_a_guests_comment(subject):
+    site = subject.site
+    site.signin_guests, site.guest_moderation = True, "post"
+    site.save()
+    guest_comment_post(site=site, key=subject.key, body="Hello", name="Ada", form_token=form_token_issue(site=site).token)
+    CommentFactory(subject=subject, author=UserFactory(display_name="Ada"), body="Hello too")
+    feed = Client().get(f"/feeds/subjects/{subject.pk}/comments.rss").content.decode()
+    assert feed.count("<title>Ada (guest) on ") == 1 and feed.count("<title>Ada on ") == 1

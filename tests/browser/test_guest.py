@@ -4,7 +4,7 @@ fields they see and clicks Post (the widget waits out the form's time-to-submit)
 shows as theirs, marked "Guest" and under review; a moderator approves it and everyone sees it,
 marked; the browser that posted edits it (back under review: guests are pre-moderated) and
 replies to it as the same guest, while another browser is offered no Edit. Where the browser lets the frame keep storage, the hold
-outlives a reload."""
+outlives a reload. The "latest comments" sidebar marks a guest too."""
 
 from __future__ import annotations
 
@@ -13,13 +13,15 @@ import json
 import pytest
 from playwright.sync_api import expect
 
+from accounts.guests import form_token_issue, guest_comment_post
 from accounts.models import Guest
 from comments.models import Comment, Status
 from moderation.actions import comment_moderate
 
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, assert_seen_by_a_person, click, type_into
+from tests.browser.test_latest_widget import hosted  # noqa: F401  (fixture)
 from tests.browser.test_signin import serve_static_page
-from tests.factories import UserFactory
+from tests.factories import CommentFactory, SubjectFactory, UserFactory
 
 
 @pytest.fixture
@@ -134,3 +136,20 @@ def test_a_reload_keeps_the_hold_where_the_browser_lets_the_frame_keep_storage(b
         expect(page.frame_locator("iframe").locator("#cw-me")).to_be_hidden()
     finally:
         profile.close()
+
+
+def test_the_latest_comments_sidebar_marks_a_guest(hosted, page, settings):  # noqa: F811
+    settings.ACCOUNTS_GUEST_FORM_MIN_SECONDS = 0
+    origin, site = hosted('<div data-comments-latest data-site="blog"></div>')
+    site.signin_guests, site.guest_moderation = True, "post"
+    site.save()
+    subject = SubjectFactory(site=site, title="Cats")
+    CommentFactory(subject=subject, author=UserFactory(display_name="Ada"), body="a member's words")
+    guest_comment_post(site=site, key=subject.key, body="a guest's words", name="Ada", form_token=form_token_issue(site=site).token)
+    page.goto(origin + "/")
+    items = page.locator(".comments-latest-item")
+    expect(items).to_have_count(2)
+    guest, member = items.all()
+    assert_seen_by_a_person(guest)
+    expect(guest.locator(".comments-latest-author")).to_have_text("Ada (guest)")
+    expect(member.locator(".comments-latest-author")).to_have_text("Ada")
