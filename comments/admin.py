@@ -33,6 +33,8 @@ class UserAdmin(BaseUserAdmin):
     fieldsets = BaseUserAdmin.fieldsets + (("Public profile", {"fields": ("display_name", "avatar_url", "is_guest")}),)
     list_display = ("username", "display_name", "email", "is_staff", "is_active", "is_guest", "date_joined")
     list_filter = (*BaseUserAdmin.list_filter, "is_guest")
+    # Set by the guest path alone: a guest made a member here could pass as one.
+    readonly_fields = ("is_guest",)
     search_fields = ("username", "display_name", "email")
 
 

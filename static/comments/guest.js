@@ -97,10 +97,11 @@
   const message = (code) => (code === 'guests_not_allowed' ? F.msgForbidden : (S.errors && S.errors[code]) || S.error);
 
   async function send(body) {
-    const held = current === 'guest' ? session() : null;
+    let held = current === 'guest' ? session() : null;
     let token = await freshToken();
     // Sent once more when the form token came too soon (it spent nothing: the same again, a
-    // little later) or went stale or was spent (a new one).
+    // little later) or went stale or was spent (a new one), or when the guest's hold ran out
+    // sooner than this clock thought (as a new guest).
     for (let attempt = 0; ; attempt += 1) {
       try {
         return await call('POST', 'guest/comments', { ...body, form_token: token }, held && held.token);
@@ -108,6 +109,7 @@
         if (attempt > 0) throw err;
         if (err.code === 'too_fast') await sleep(err.retryAfter * 1000);
         else if (['form_token_expired', 'form_token_used', 'form_token_invalid'].includes(err.code)) token = await freshToken();
+        else if (err.code === 'not_authenticated' && held) { forget(); held = null; }
         else throw err;
       }
     }

@@ -9,13 +9,15 @@ outlives a reload. The "latest comments" sidebar marks a guest too."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from accounts.guests import form_token_issue, guest_comment_post
 from accounts.models import Guest
-from comments.models import Comment, Status
+from comments.models import ApiToken, Comment, Status
 from moderation.actions import comment_moderate
 
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, assert_seen_by_a_person, click, type_into
@@ -98,7 +100,18 @@ def test_a_guest_comments_is_approved_and_edits_from_the_same_browser(page, brow
     shot(page, "edited-and-replied")
     first, answer = Comment.objects.order_by("id")
     assert answer.reply_to_id == first.pk and answer.author_id == first.author_id
+
     assert [p for p in page.problems if "favicon" not in p] == []
+
+    # The hold ran out sooner than the frame's clock says: the next comment comes from a new guest.
+    ApiToken.objects.filter(user_id=first.author_id).update(expires_at=timezone.now() - timedelta(seconds=1))
+    type_into(guest_form.get_by_label("Your comment"), "Words after the window.")
+    click(guest_form.get_by_role("button", name="Post"))
+    assert_seen_by_a_person(widget.locator(".cw-c", has_text="Words after the window."))
+    assert Comment.objects.get(pk__gt=answer.pk).author_id not in (first.author_id, None)
+    assert [p for p in page.problems if "favicon" not in p] == [
+        "console.error: Failed to load resource: the server responded with a status of 401 (Unauthorized)"
+    ]
 
 
 def test_a_reload_keeps_the_hold_where_the_browser_lets_the_frame_keep_storage(browser, guest_host, tmp_path):
