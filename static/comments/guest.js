@@ -149,19 +149,38 @@
     if (await post(form, { name, email: field('email').value.trim(), body })) field('body').value = '';
   });
 
-  // A guest's reply goes the guest's way too (the usual way refuses a guest): taken before
-  // widget.js's own handler sees it.
+  // A reply form opened by a reader who is not signed in asks for the guest's name and email
+  // too: the guest form's fields, with ids of the reply's own (its labels point at them).
+  root.addEventListener('cw:reply-form', (event) => {
+    if (current) return;
+    const reply = event.detail.form;
+    const who = form.querySelector('.cw-guest-who').cloneNode(true);
+    who.querySelectorAll('input').forEach((input) => {
+      const id = `${input.id}-${reply.dataset.replyTo}`;
+      who.querySelector(`label[for="${input.id}"]`).htmlFor = id;
+      input.id = id;
+      input.value = field(input.name).value;
+    });
+    reply.prepend(who);
+    who.querySelector('input').focus();
+  });
+
+  // A reply of a guest, or of a reader not signed in, goes the guest's way (the usual way
+  // refuses a guest and needs a sign-in): taken before widget.js's own handler sees it.
   root.addEventListener('submit', (event) => {
     const reply = event.target;
-    if (current !== 'guest' || reply.dataset.form !== 'reply') return;
+    if (reply.dataset.form !== 'reply' || (current && current !== 'guest')) return;
     event.preventDefault();
     event.stopImmediatePropagation();
-    const held = session();
+    const held = current === 'guest' ? session() : null;
+    const own = (name) => reply.elements.namedItem(name) || field(name);  // the reply's fields, else the guest form's
+    const name = held ? held.user.name : own('name').value.trim();
+    const email = held ? held.email || '' : own('email').value.trim();
     const body = reply.querySelector('textarea').value;
-    if (!held) { tell(reply, message('not_authenticated'), 'error'); return; }
+    if (!name) { tell(reply, F.msgName, 'error'); own('name').focus(); return; }
     if (!body.trim()) { tell(reply, S.empty, 'error'); return; }
     const target = document.getElementById(`c-${reply.dataset.replyTo}`);
-    post(reply, { name: held.user.name, email: held.email || '', body, reply_to_id: Number(reply.dataset.replyTo) }, target);
+    post(reply, { name, email, body, reply_to_id: Number(reply.dataset.replyTo) }, target);
   }, true);
 
   // Who is signed in decides what is shown: the guest form to a reader not signed in or

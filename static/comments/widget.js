@@ -337,7 +337,8 @@
     },
 
     reply(el, event, c, where) {
-      if (!needUser(where)) return;
+      // On a site that takes guests (guest.js) a reader who is not signed in replies as one.
+      if (!$('#cw-guest') && !needUser(where)) return;
       const open = c.nextElementSibling;
       if (open && open.matches('.cw-reply-form')) { $('textarea', open).focus(); return; }
       root.querySelectorAll('.cw-reply-form').forEach((f) => f.remove());
@@ -345,6 +346,7 @@
       form.dataset.replyTo = c.dataset.id;
       c.after(form);
       $('textarea', form).focus();
+      root.dispatchEvent(new CustomEvent('cw:reply-form', { detail: { form } }));  // guest.js
     },
 
     async edit(el, event, c, where) {

@@ -3,7 +3,8 @@ tags, whose site takes guests. A reader with no account types a name and a comme
 fields they see and clicks Post (the widget waits out the form's time-to-submit); the comment
 shows as theirs, marked "Guest" and under review; a moderator approves it and everyone sees it,
 marked; the browser that posted edits it (back under review: guests are pre-moderated) and
-replies to it as the same guest, while another browser is offered no Edit. Where the browser lets the frame keep storage, the hold
+replies to it as the same guest, while another browser is offered no Edit, and a reader there
+replies as a guest of their own. Where the browser lets the frame keep storage, the hold
 outlives a reload. The "latest comments" sidebar marks a guest too."""
 
 from __future__ import annotations
@@ -70,6 +71,19 @@ def test_a_guest_comments_is_approved_and_edits_from_the_same_browser(page, brow
         expect(seen.locator(".cw-badge-guest")).to_have_text("Guest")
         expect(seen.locator(".cw-badge-review")).to_have_count(0)
         expect(seen.get_by_role("button", name="Edit")).to_have_count(0)
+        # A reader there, not signed in, replies as a guest: the reply form asks for a name.
+        click(seen.get_by_role("button", name="Reply"))
+        reply_form = elsewhere.frame_locator("iframe").locator(".cw-reply-form")
+        click(reply_form.get_by_role("button", name="Reply"))
+        expect(reply_form.locator(".cw-err")).to_have_text("Please write the name to show with your comment.")
+        type_into(reply_form.get_by_label("Name"), "Bob")
+        type_into(reply_form.get_by_label("Your reply"), "Bob answers as a guest.")
+        click(reply_form.get_by_role("button", name="Reply"))
+        bobs = elsewhere.frame_locator("iframe").locator(".cw-c", has_text="Bob answers as a guest.")
+        assert_seen_by_a_person(bobs)
+        expect(bobs.locator(".cw-name")).to_have_text("Bob")
+        expect(bobs.locator(".cw-badge-guest")).to_have_text("Guest")
+        expect(bobs.locator(".cw-badge-review")).to_have_text("Under review")
     finally:
         other.close()
 
@@ -86,7 +100,7 @@ def test_a_guest_comments_is_approved_and_edits_from_the_same_browser(page, brow
     assert_seen_by_a_person(edited)
     expect(edited).to_contain_text("(edited)")
     expect(edited.locator(".cw-badge-review")).to_have_text("Under review")  # an edit is reviewed again
-    assert Comment.objects.get().status == Status.PENDING
+    assert Comment.objects.get(pk=comment.pk).status == Status.PENDING
 
     # The guest replies as the same guest, the guest's way.
     click(edited.get_by_role("button", name="Reply"))
@@ -98,7 +112,8 @@ def test_a_guest_comments_is_approved_and_edits_from_the_same_browser(page, brow
     expect(reply.locator(".cw-badge-guest")).to_have_text("Guest")
     expect(reply.locator(".cw-badge-review")).to_have_text("Under review")
     shot(page, "edited-and-replied")
-    first, answer = Comment.objects.order_by("id")
+    first, bobs, answer = Comment.objects.order_by("id")
+    assert bobs.reply_to_id == first.pk and bobs.author.display_name == "Bob" and bobs.author.is_guest
     assert answer.reply_to_id == first.pk and answer.author_id == first.author_id
 
     assert [p for p in page.problems if "favicon" not in p] == []
