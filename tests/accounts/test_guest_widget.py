@@ -45,6 +45,10 @@ def test_the_guest_form_shows_where_the_site_takes_guests_even_from_the_page_cac
     assert 'aria-hidden="true"' in honeypot and 'tabindex="-1"' in honeypot and 'autocomplete="off"' in honeypot
     assert "A moderator reviews guest comments before they are shown." in form
 
+    assert "Sign in to join the discussion." in page
+    services.site_signin_update(site=subject.site, actor=moderator, sso=False, email=False)
+    assert "Sign in to join the discussion." not in embed(subject)  # guests alone: nothing to sign in to
+
     services.site_signin_update(site=subject.site, actor=moderator, guest_moderation="post")
     assert "A moderator reviews guest comments" not in embed(subject)
     assert "访客评论经版主审核后才会显示" not in embed(subject, lang="zh-hans")

@@ -78,6 +78,7 @@ def test_a_guest_comments_is_approved_and_edits_from_the_same_browser(page, brow
         expect(reply_form.locator(".cw-err")).to_have_text("Please write the name to show with your comment.")
         type_into(reply_form.get_by_label("Name"), "Bob")
         type_into(reply_form.get_by_label("Your reply"), "Bob answers as a guest.")
+        shot(elsewhere, "a-reader-replies-as-a-guest")
         click(reply_form.get_by_role("button", name="Reply"))
         bobs = elsewhere.frame_locator("iframe").locator(".cw-c", has_text="Bob answers as a guest.")
         assert_seen_by_a_person(bobs)
