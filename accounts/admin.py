@@ -5,7 +5,7 @@ from django.contrib import admin
 
 from comments.admin import ReadOnlyAdmin
 
-from .models import EmailAccount, EmailLink
+from .models import EmailAccount, EmailLink, Guest
 
 
 @admin.register(EmailAccount)
@@ -20,3 +20,12 @@ class EmailLinkAdmin(ReadOnlyAdmin):
     list_filter = ("site",)
     search_fields = ("email",)
     exclude = ("link_hash", "browser_hash")
+
+
+@admin.register(Guest)
+class GuestAdmin(ReadOnlyAdmin):
+    """Guests and the addresses they gave (never shown to readers)."""
+
+    list_display = ("user", "site", "email", "created_at")
+    list_filter = ("site",)
+    search_fields = ("email", "user__display_name")

@@ -2,7 +2,7 @@ from django.apps import AppConfig
 
 
 class AccountsConfig(AppConfig):
-    """Sign-in on the service itself (issue 14): the popup the widget opens, email links."""
+    """Sign-in on the service itself (issue 14): the popup the widget opens, email links, guests."""
 
     name = "accounts"
     default_auto_field = "django.db.models.BigAutoField"
@@ -10,9 +10,10 @@ class AccountsConfig(AppConfig):
     def ready(self) -> None:
         from comments import hooks
 
-        from . import receivers
+        from . import guests, receivers
         from .oidc.admin import hide_unused_allauth_pages
 
+        hooks.register_content_check(guests.guest_content_check)
         hooks.user_erasing.connect(receivers.user_erasing, dispatch_uid="accounts.user_erasing")
         hooks.user_erasing.connect(receivers.user_erasing_oidc, dispatch_uid="accounts.user_erasing_oidc")
         hide_unused_allauth_pages()

@@ -56,3 +56,17 @@ class SignInHandoff(models.Model):
     via = models.CharField(max_length=64)
     via_label = models.CharField(max_length=100)
     expires_at = models.DateTimeField(db_index=True)
+
+
+class Guest(models.Model):
+    """A guest author (``User.is_guest``) of a site, and the email address they gave, if any:
+    kept for the site's moderators, never shown, and never written to the user row, whose
+    address the service sends notifications to (a guest's address is not verified)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="guest")
+    site = models.ForeignKey(Site, on_delete=models.CASCADE)
+    email = models.EmailField(max_length=254, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"guest {self.user_id} ({self.site_id})"

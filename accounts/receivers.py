@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from . import services
+from . import guests, services
 from .oidc import services as oidc_services
 
 
 def user_erasing(sender, *, user_id: int, **kwargs) -> int:
-    """A user's data is being erased: their verified addresses and sign-in links go."""
-    return services.email_accounts_erase(user_id=user_id)
+    """A user's data is being erased: their verified addresses and sign-in links go, and the
+    address they gave as a guest."""
+    return services.email_accounts_erase(user_id=user_id) + guests.guests_erase(user_id=user_id)
 
 
 def user_erasing_oidc(sender, *, user_id: int, **kwargs) -> int:

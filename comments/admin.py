@@ -33,8 +33,11 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
     # UserAdmin sets its fieldsets (django-stubs allow None).
-    fieldsets = BaseUserAdmin.fieldsets + (("Public profile", {"fields": ("display_name", "avatar_url")}),)  # type: ignore[operator]
-    list_display = ("username", "display_name", "email", "is_staff", "is_active", "date_joined")
+    fieldsets = BaseUserAdmin.fieldsets + (("Public profile", {"fields": ("display_name", "avatar_url", "is_guest")}),)  # type: ignore[operator]
+    list_display = ("username", "display_name", "email", "is_staff", "is_active", "is_guest", "date_joined")
+    list_filter = (*BaseUserAdmin.list_filter, "is_guest")
+    # Set by the guest path alone: a guest made a member here could pass as one.
+    readonly_fields = ("is_guest",)
     search_fields = ("username", "display_name", "email")
 
 
@@ -84,8 +87,8 @@ class SiteAdminForm(forms.ModelForm):
 @admin.register(Site)
 class SiteAdmin(admin.ModelAdmin):
     form = SiteAdminForm
-    list_display = ("key", "name", "default_mode", "moderation", "signin_sso", "signin_email", "signin_guests", "created_at")
-    list_filter = ("default_mode", "moderation", "signin_sso", "signin_email", "signin_guests")
+    list_display = ("key", "name", "default_mode", "moderation", "signin_sso", "signin_email", "signin_guests", "guest_moderation", "created_at")
+    list_filter = ("default_mode", "moderation", "signin_sso", "signin_email", "signin_guests", "guest_moderation")
     search_fields = ("key", "name")
     filter_horizontal = ("moderators",)
 

@@ -69,6 +69,7 @@ LOCAL = frozenset({
     "accounts_emailaccount",
     "accounts_emaillink",
     "accounts_signinhandoff",
+    "accounts_guest",
     # django-allauth's (sign-in with GitHub, Google and OpenID Connect providers): read only
     # while a reader signs in, by user or by provider account.
     "account_emailaddress",

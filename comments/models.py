@@ -21,6 +21,9 @@ class User(AbstractUser):
 
     display_name = models.CharField(max_length=100, blank=True)
     avatar_url = models.URLField(max_length=1000, blank=True)
+    # A reader who commented as a guest (issue 14): a name, no account; shown with a "guest"
+    # mark wherever their comments are, so a guest named like a member cannot pass as them.
+    is_guest = models.BooleanField(default=False)
 
     @property
     def public_name(self) -> str:
@@ -68,6 +71,11 @@ class Site(models.Model):
     # Whether a provider's account joins the local user an address it vouches for is verified
     # for (by email link or by another provider); off, each provider's account is a user of its own.
     signin_link_email = models.BooleanField("join sign-ins by verified email", default=False)
+    # Guests' comments wait for a moderator unless the site says otherwise (whatever
+    # ``moderation`` says for signed-in readers).
+    guest_moderation = models.CharField(
+        "moderation of guest comments", max_length=4, choices=ModerationPolicy.choices, default=ModerationPolicy.PRE
+    )
     moderators = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="moderated_sites"
     )

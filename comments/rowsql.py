@@ -102,6 +102,7 @@ class UserFace:
     username: str
     display_name: str
     avatar_url: str
+    is_guest: bool
 
     @property
     def public_name(self) -> str:
@@ -184,7 +185,7 @@ def user_faces(ids) -> dict[int, UserFace]:
         return {}
     among, params = any_of("u.id", ids)
     with replicas.read_connection().cursor() as cursor:
-        cursor.execute(f"SELECT u.id, u.username, u.display_name, u.avatar_url FROM {_USER} u WHERE {among}", params)
+        cursor.execute(f"SELECT u.id, u.username, u.display_name, u.avatar_url, u.is_guest FROM {_USER} u WHERE {among}", params)
         return {row[0]: UserFace(*row) for row in cursor.fetchall()}
 
 

@@ -472,6 +472,9 @@ def comment_soft_delete(*, comment: Comment, actor: User) -> Comment:
     is_mod = is_site_moderator(actor, comment.subject.site)
     if comment.author_id != actor.pk and not is_mod:
         raise PermissionDenied("Only the author or a moderator may delete this comment.")
+    if actor.is_guest and not is_mod and timezone.now() - comment.created_at > timedelta(seconds=settings.COMMENTS_EDIT_WINDOW):
+        # A guest has no account to come back to: their hold on a comment ends with the edit window.
+        raise PermissionDenied("A guest may delete their comment only within the edit window.")
     with transaction.atomic():
         current = _lock_comment(comment.id)
         if current.status in GONE_STATUSES:  # as it is now: a moderator may have rejected it meanwhile
@@ -606,14 +609,17 @@ def site_set_allowed_origins(*, site: Site, origins: list[str]) -> Site:
 def site_signin_update(
     *, site: Site, actor: User, sso: bool | None = None, email: bool | None = None,
     guests: bool | None = None, oidc: list[str] | None = None, link_email: bool | None = None,
+    guest_moderation: str | None = None,
 ) -> Site:
     """Change how readers may sign in to the site (API.md, "Sign-in methods"); its moderators
-    only. ``oidc`` names providers the service is configured with (ACCOUNTS_OIDC_PROVIDERS).
+    only. ``oidc`` names providers the service is configured with (ACCOUNTS_OIDC_PROVIDERS);
+    ``guest_moderation`` (``pre`` or ``post``) is how guests' comments are moderated.
     Saved as a model save, so cached copies of the site (and its embed pages) go."""
     if not is_site_moderator(actor, site):
         raise PermissionDenied("Only moderators of this site may change how readers sign in.")
     changes: dict[str, object] = {
         "signin_sso": sso, "signin_email": email, "signin_guests": guests, "signin_link_email": link_email,
+        "guest_moderation": guest_moderation,
     }
     if oidc is not None:
         unknown = sorted(set(oidc) - set(settings.ACCOUNTS_OIDC_PROVIDERS))
@@ -670,13 +676,15 @@ def _token_hash(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-def token_issue(*, user: User, site: Site | None = None) -> tuple[str, ApiToken]:
+def token_issue(*, user: User, site: Site | None = None, expires_at: datetime | None = None) -> tuple[str, ApiToken]:
+    """A new bearer token of ``user`` (raw, and its row): good ``COMMENTS_TOKEN_TTL`` seconds,
+    or until ``expires_at`` (a guest's: the end of their comment's edit window)."""
     raw = secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         key_hash=_token_hash(raw),
         user=user,
         site=site,
-        expires_at=timezone.now() + timedelta(seconds=settings.COMMENTS_TOKEN_TTL),
+        expires_at=expires_at or timezone.now() + timedelta(seconds=settings.COMMENTS_TOKEN_TTL),
     )
     return raw, token
 

@@ -265,9 +265,9 @@ def embed(request: HttpRequest) -> HttpResponse:
         if subject_id is None:
             html = _embed_html(request, site, None, params, lang=lang, theme=theme)
         else:
-            # The sign-in button follows the site's methods: a page cached before a change is
-            # another variant.
-            signin = f"{site.signin_sso:d}{site.first_party_signin:d}"
+            # The sign-in button and the guest form follow the site's methods: a page cached
+            # before a change is another variant.
+            signin = f"{site.signin_sso:d}{site.first_party_signin:d}{site.signin_guests:d}{site.guest_moderation}"
             variant = "embed:" + urlencode(sorted({**{k: str(v) for k, v in params.items()}, "lang": lang, "theme": theme, "signin": signin}.items()))
             html, _, stale = pagecache.shared_entry(
                 subject_id, variant,

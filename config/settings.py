@@ -438,12 +438,20 @@ NOTIFICATIONS_QUEUE_PERIOD = env_int("NOTIFICATIONS_QUEUE_PERIOD", 24 * 3600)
 ACCOUNTS_OIDC_PROVIDERS: dict = oidc_providers_from_env()
 # Seconds a sign-in link sent by email stays good (it is good once).
 ACCOUNTS_EMAIL_LINK_TTL = env_int("ACCOUNTS_EMAIL_LINK_TTL", 900)
+# A guest's comment form (its signed token) is refused when sent sooner than this many seconds
+# after the widget showed it (a person reads and types; a script posts at once), or later than
+# ACCOUNTS_GUEST_FORM_MAX_AGE.
+ACCOUNTS_GUEST_FORM_MIN_SECONDS = env_int("ACCOUNTS_GUEST_FORM_MIN_SECONDS", 3)
+ACCOUNTS_GUEST_FORM_MAX_AGE = env_int("ACCOUNTS_GUEST_FORM_MAX_AGE", 2 * 3600)
 
 # Per-user rate limits; RATE_LIMITS=off turns them off (load tests).
 # email_link counts sign-in links sent to one address, email_link_client those asked for by one
-# client (its address).
+# client (its address). Guests' comments count per guest (the guest's browser, else its
+# address) in guest_post and per address in guest_post_client: tighter than post.
 RATE_LIMITS = parse_rate_limits(env_str(
-    "RATE_LIMITS", "post=10/min,like=120/min,report=20/h,login=10/min,email_link=5/h,email_link_client=20/h"
+    "RATE_LIMITS",
+    "post=10/min,like=120/min,report=20/h,login=10/min,email_link=5/h,email_link_client=20/h,"
+    "guest_post=3/min,guest_post_client=20/h",
 ))
 
 LOGGING = {

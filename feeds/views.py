@@ -65,7 +65,7 @@ class CommentFeed(Feed):
 
     def item_title(self, entry):
         # Plain text: the generators escape it once, as the formats want (no double escape).
-        who = entry["author"]["name"] if entry["author"] else "Someone"
+        who = self.item_author_name(entry) or "Someone"
         return f"{who} on {entry['subject']['title'] or entry['subject']['key']}"
 
     def item_description(self, entry):
@@ -80,7 +80,11 @@ class CommentFeed(Feed):
     item_guid_is_permalink = False
 
     def item_author_name(self, entry):
-        return entry["author"]["name"] if entry["author"] else None
+        author = entry["author"]
+        if author is None:
+            return None
+        # A guest named like a member is not taken for them here either.
+        return f"{author['name']} (guest)" if author.get("guest") else author["name"]
 
     def item_pubdate(self, entry):
         return entry["created_at"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from rest_framework import serializers
 
-from ..models import Mode, Status, SubjectState, Visibility
+from ..models import Mode, ModerationPolicy, Status, SubjectState, Visibility
 from .fields import IdField, StrictBooleanField, StrictCharField
 
 # --- query parameters ----------------------------------------------------------------------
@@ -57,6 +57,7 @@ class SiteSigninIn(serializers.Serializer):
     guests = StrictBooleanField(required=False)
     oidc = serializers.ListField(child=StrictCharField(max_length=64), max_length=20, required=False)
     link_email = StrictBooleanField(required=False)
+    guest_moderation = serializers.ChoiceField(choices=ModerationPolicy.values, required=False)
 
 
 class SiteSigninOut(serializers.Serializer):
@@ -66,6 +67,7 @@ class SiteSigninOut(serializers.Serializer):
     oidc = serializers.ListField(child=serializers.CharField())
     guests = serializers.BooleanField()
     link_email = serializers.BooleanField()
+    guest_moderation = serializers.ChoiceField(choices=ModerationPolicy.values)
 
 
 class SubjectIn(serializers.Serializer):
@@ -100,6 +102,7 @@ class UserOut(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     avatar = serializers.CharField(allow_null=True)
+    guest = serializers.BooleanField(required=False, help_text="true for a guest (no account); absent for everyone else")
 
 
 class TokenOut(serializers.Serializer):

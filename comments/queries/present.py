@@ -16,7 +16,10 @@ from .visibility import Viewer, can_see
 def present_user(user: User | rowsql.UserFace | None) -> dict | None:
     if user is None:
         return None
-    return {"id": user.pk, "name": user.public_name, "avatar": avatar_path(user.pk, user.avatar_url)}
+    face = {"id": user.pk, "name": user.public_name, "avatar": avatar_path(user.pk, user.avatar_url)}
+    if user.is_guest:  # only then: a member's face is as it always was
+        face["guest"] = True
+    return face
 
 
 def _is_placeholder(viewer: Viewer, comment: Comment | rowsql.CommentRow | rowsql.ReplyTarget) -> bool:

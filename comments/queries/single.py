@@ -67,6 +67,7 @@ def site_signin(site: Site) -> dict:
         "oidc": list(site.signin_oidc) if isinstance(site.signin_oidc, list) else [],
         "guests": site.signin_guests,
         "link_email": site.signin_link_email,
+        "guest_moderation": site.guest_moderation,
     }
 
 
@@ -150,7 +151,7 @@ def subject_counts(site_key: str, keys: list[str]) -> dict[str, int]:
 
 
 _COMMENT_COLUMNS = rowsql.ModelColumns(Comment, "c")
-_AUTHOR_ATTNAMES = ["id", "username", "display_name", "avatar_url"]
+_AUTHOR_ATTNAMES = ["id", "username", "display_name", "avatar_url", "is_guest"]
 _COMMENT_AUTHOR = Comment._meta.get_field("author")
 _COMMENT_SUBJECT = Comment._meta.get_field("subject")
 _AUTHOR_AND_TARGET = rowsql.columns_sql(rowsql.AUTHOR_AND_TARGET)
@@ -181,7 +182,7 @@ def comment_for_viewer(comment_id: int, user) -> tuple[Comment, Viewer]:
     face, comment.reply_target = rowsql.author_and_target(comment.author_id, comment.reply_to_id, row, at)
     author = None
     if face is not None:
-        author = User.from_db(connection.alias, _AUTHOR_ATTNAMES, [face.pk, face.username, face.display_name, face.avatar_url])
+        author = User.from_db(connection.alias, _AUTHOR_ATTNAMES, [face.pk, face.username, face.display_name, face.avatar_url, face.is_guest])
     _COMMENT_AUTHOR.set_cached_value(comment, author)
     at += len(rowsql.AUTHOR_AND_TARGET)
     subject = _SUBJECT_COLUMNS.instance(row, at)

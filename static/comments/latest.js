@@ -3,7 +3,8 @@
 // or most liked (data-kind="top", data-days="30") comments from the service's API, read across
 // origins (the site's allowed origins), data-limit of them (1-20, default 5). Text only (no
 // HTML of the comments is inserted) and no style of its own: the host styles the classes
-// comments-latest, comments-latest-item, -author, -subject, -text, -time.
+// comments-latest, comments-latest-item, -author (with -guest inside for a guest), -subject,
+// -text, -time.
 (() => {
   'use strict';
   const src = new URL((document.currentScript || {}).src || '/static/comments/latest.js', location.href);
@@ -21,7 +22,10 @@
   function item(comment, max) {
     const li = el('li', 'comments-latest-item');
     const text = plain(comment.html);
-    li.append(el('span', 'comments-latest-author', comment.author ? comment.author.name : ''));
+    const author = el('span', 'comments-latest-author', comment.author ? comment.author.name : '');
+    // A guest (no account) is marked, so one named like a member is not taken for them.
+    if (comment.author && comment.author.guest) author.append(' ', el('span', 'comments-latest-guest', '(guest)'));
+    li.append(author);
     const subject = el(link(comment) ? 'a' : 'span', 'comments-latest-subject', comment.subject.title || comment.subject.key);
     if (link(comment)) subject.href = link(comment);
     li.append(' · ', subject);

@@ -175,18 +175,32 @@
   }
 
   // ``data``: a token, its user and how they signed in (``via``: 'sso', or what signin.js
-  // hands over in a 'cw:signed-in' event after the sign-in window).
+  // hands over in a 'cw:signed-in' event after the sign-in window, or guest.js for a guest
+  // this browser still holds: ``quiet``, as the reader did nothing just now).
   async function signedIn(data) {
     token = data.token;
     me = data.user;
     via = data.via;
     renderUser();
     await reload();
-    say(S.signed_in, 'top');
+    if (!data.quiet) say(S.signed_in, 'top');
     tell({ type: 'comments:user', user: me });
   }
   root.addEventListener('cw:signed-in', (event) => {
     signedIn(event.detail).catch((err) => say(errorText(err), 'top', 'error'));
+  });
+
+  // A comment posted by guest.js from its ``form`` (a reply form when it answers ``replyTo``),
+  // and the guest who posted it (its token lets this browser edit or delete it within the edit
+  // window): shown as one posted here.
+  root.addEventListener('cw:posted', (event) => {
+    const { comment, session, form, replyTo } = event.detail;
+    token = session.token;
+    me = session.user;
+    via = session.via;
+    renderUser();
+    tell({ type: 'comments:user', user: me });
+    showPosted(comment, form, replyTo).catch((err) => say(errorText(err), form.isConnected ? form : 'top', 'error'));
   });
 
   function logout() {
@@ -324,7 +338,8 @@
     },
 
     reply(el, event, c, where) {
-      if (!needUser(where)) return;
+      // On a site that takes guests (guest.js) a reader who is not signed in replies as one.
+      if (!$('#cw-guest') && !needUser(where)) return;
       const open = c.nextElementSibling;
       if (open && open.matches('.cw-reply-form')) { $('textarea', open).focus(); return; }
       root.querySelectorAll('.cw-reply-form').forEach((f) => f.remove());
@@ -332,6 +347,7 @@
       form.dataset.replyTo = c.dataset.id;
       c.after(form);
       $('textarea', form).focus();
+      root.dispatchEvent(new CustomEvent('cw:reply-form', { detail: { form } }));  // guest.js
     },
 
     async edit(el, event, c, where) {
@@ -437,28 +453,32 @@
     return article;
   }
 
+  // A comment just posted from ``form``: shown where it belongs (``replyTo``: the comment it
+  // answers, whose reply form goes), counted, and said beside it.
+  async function showPosted(comment, form, replyTo) {
+    if (replyTo) form.remove();
+    const article = await insertNew(comment, replyTo);
+    if (comment.status === 'published') {
+      setCount(1);
+      if (replyTo) setReplyCount(comment.root_id, 1);
+    }
+    say(comment.status === 'pending' ? S.posted_review : S.posted, replyTo ? besideComment(article) : form);
+    if (replyTo) $('[data-action]', article)?.focus();
+  }
+
   const submitters = {
     async post(form, area) {
       const sid = await subjectId();
       const comment = await api('POST', `subjects/${sid}/comments`, { body: area.value });
       area.value = '';
-      await insertNew(comment, null);
-      if (comment.status === 'published') setCount(1);
-      say(comment.status === 'pending' ? S.posted_review : S.posted, form);
+      await showPosted(comment, form, null);
     },
 
     async reply(form, area) {
       const target = document.getElementById(`c-${form.dataset.replyTo}`);
       const sid = await subjectId();
       const comment = await api('POST', `subjects/${sid}/comments`, { body: area.value, reply_to_id: Number(form.dataset.replyTo) });
-      form.remove();
-      const article = await insertNew(comment, target);
-      if (comment.status === 'published') {
-        setCount(1);
-        setReplyCount(comment.root_id, 1);
-      }
-      say(comment.status === 'pending' ? S.posted_review : S.posted, besideComment(article));
-      $('[data-action]', article)?.focus();
+      await showPosted(comment, form, target);
     },
 
     async edit(form, area) {

@@ -20,7 +20,9 @@ def test_a_new_site_allows_sso_and_email_but_not_guests(api, db):
     site = Site.objects.create(key="fresh", name="Fresh")
     response = api.get(signin_url(site))
     assert response.status_code == 200
-    assert response.json() == {"site": "fresh", "sso": True, "email": True, "oidc": [], "guests": False, "link_email": False}
+    assert response.json() == {
+        "site": "fresh", "sso": True, "email": True, "oidc": [], "guests": False, "link_email": False, "guest_moderation": "pre",
+    }
 
 
 def test_an_unknown_site_is_not_found(api, db):
@@ -36,7 +38,9 @@ def test_a_moderator_changes_only_what_they_send(api, db):
     response = api.patch(signin_url(site), {"email": False, "guests": True, "link_email": True}, format="json")
 
     assert response.status_code == 200, response.content
-    assert response.json() == {"site": site.key, "sso": True, "email": False, "oidc": [], "guests": True, "link_email": True}
+    assert response.json() == {
+        "site": site.key, "sso": True, "email": False, "oidc": [], "guests": True, "link_email": True, "guest_moderation": "pre",
+    }
     site.refresh_from_db()
     assert (site.signin_sso, site.signin_email, site.signin_guests, site.signin_link_email) == (True, False, True, True)
     assert api.get(signin_url(site)).json()["email"] is False

@@ -24,7 +24,7 @@ def site_form(site: Site, origins: str) -> dict:
     return {
         "key": site.key, "name": site.name, "allowed_origins": origins, "sso_secret": site.sso_secret,
         "default_mode": site.default_mode, "moderation": site.moderation, "report_threshold": site.report_threshold,
-        "signin_sso": "on", "signin_email": "on", "signin_oidc": "[]",
+        "signin_sso": "on", "signin_email": "on", "signin_oidc": "[]", "guest_moderation": site.guest_moderation,
     }
 
 
@@ -78,6 +78,7 @@ def test_a_new_site_is_added_with_its_origins(admin_client):
     response = admin_client.post("/admin/comments/site/add/", {
         "key": "newblog", "name": "New blog", "allowed_origins": "https://new.example\nhttps://www.new.example",
         "sso_secret": "s3cret", "default_mode": "flat", "moderation": "post", "report_threshold": 3,
+        "guest_moderation": "pre",
     })
     assert response.status_code == 302, response.content.decode()[:3000]
     assert Site.objects.get(key="newblog").allowed_origins == ["https://new.example", "https://www.new.example"]
@@ -116,9 +117,11 @@ def test_the_site_form_sets_the_sign_in_methods(admin_client):
     form = site_form(site, "https://blog.example")
     del form["signin_email"]  # an unticked box
     form["signin_guests"] = "on"
+    form["guest_moderation"] = "post"
     assert admin_client.post(change_url(site), form).status_code == 302
     site.refresh_from_db()
     assert (site.signin_sso, site.signin_email, site.signin_guests, site.signin_oidc) == (True, False, True, [])
+    assert site.guest_moderation == "post"
 
 
 def test_the_site_form_refuses_an_oidc_provider_the_service_does_not_have(admin_client):
@@ -134,9 +137,10 @@ def test_create_site_takes_the_sign_in_methods(db):
     call_command("create_site", "signinblog", "--name", "Blog")
     site = Site.objects.get(key="signinblog")
     assert (site.signin_sso, site.signin_email, site.signin_guests) == (True, True, False)
-    call_command("create_site", "signinblog", "--name", "Blog", "--signin", "email,guests")
+    assert site.guest_moderation == "pre"
+    call_command("create_site", "signinblog", "--name", "Blog", "--signin", "email,guests", "--guest-moderation", "post")
     site.refresh_from_db()
-    assert (site.signin_sso, site.signin_email, site.signin_guests) == (False, True, True)
+    assert (site.signin_sso, site.signin_email, site.signin_guests, site.guest_moderation) == (False, True, True, "post")
     with pytest.raises(CommandError, match="not password"):
         call_command("create_site", "signinblog", "--name", "Blog", "--signin", "email,password")
 

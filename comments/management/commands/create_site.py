@@ -18,6 +18,10 @@ class Command(BaseCommand):
         parser.add_argument("--mode", choices=Mode.values, default=Mode.TWO_LEVEL)
         parser.add_argument("--moderation", choices=ModerationPolicy.values, default=ModerationPolicy.POST)
         parser.add_argument(
+            "--guest-moderation", choices=ModerationPolicy.values, default=ModerationPolicy.PRE,
+            help="how guests' comments are moderated (with --signin ...,guests): pre (held for review) or post",
+        )
+        parser.add_argument(
             "--signin", default="sso,email",
             help="how readers may sign in, comma-separated: sso (the host's payload), email (a link), guests, "
             "and the keys of the service's OpenID Connect providers (ACCOUNTS_OIDC_PROVIDERS: github, google...)",
@@ -62,6 +66,7 @@ class Command(BaseCommand):
                 "signin_guests": "guests" in signin,
                 "signin_oidc": [m for m in dict.fromkeys(signin) if m not in SIGNIN_METHODS],
                 "signin_link_email": options["link_email"],
+                "guest_moderation": options["guest_moderation"],
             },
         )
         site.moderators.add(*moderators)
