@@ -52,15 +52,23 @@ def signed_in(raw: str, token, via: str) -> dict:
 class EmailLinkView(ApiView):
     authentication_classes: list = []
 
-    @extend_schema(request=EmailLinkIn, responses={202: EmailLinkOut, **error_responses(400, 403, 404)}, summary="Email a one-time sign-in link")
+    @extend_schema(
+        request=EmailLinkIn,
+        responses={202: EmailLinkOut, **error_responses(400, 403, 404)},
+        summary="Email a one-time sign-in link",
+    )
     def post(self, request):
         """Send ``email`` a link that signs its reader in to ``site`` once, within
         ``ACCOUNTS_EMAIL_LINK_TTL`` seconds; in ``lang``. ``name`` names a new account. 403 when
         the site does not allow email sign-in; 429 over the limits per address and per client."""
         data = validated(EmailLinkIn, request.data)
         link = services.email_link_request(
-            site=queries.site_by_key(data["site"]), email=data["email"], name=data["name"], lang=data["lang"],
-            client=client_ip(request), link_url=link_url(request),
+            site=queries.site_by_key(data["site"]),
+            email=data["email"],
+            name=data["name"],
+            lang=data["lang"],
+            client=client_ip(request),
+            link_url=link_url(request),
         )
         return Response({"expires_at": link.expires_at}, status=status.HTTP_202_ACCEPTED)
 
@@ -71,7 +79,11 @@ class EmailVerifyView(ApiView):
     def get_throttles(self):
         return throttles("login")
 
-    @extend_schema(request=EmailVerifyIn, responses={200: SignedInOut, **error_responses(400, 401, 403)}, summary="Sign in with an email link's token")
+    @extend_schema(
+        request=EmailVerifyIn,
+        responses={200: SignedInOut, **error_responses(400, 401, 403)},
+        summary="Sign in with an email link's token",
+    )
     def post(self, request):
         """Exchange the ``token`` of a sign-in link for a bearer token: 401 ``not_authenticated``
         for a link that never was, ``link_expired`` and ``link_used`` for one past its time or

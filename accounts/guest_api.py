@@ -46,7 +46,11 @@ class GuestCommentOut(s.TokenOut):
 class GuestFormView(ApiView):
     authentication_classes: list = []
 
-    @extend_schema(parameters=[GuestFormParams], responses={200: GuestFormOut, **error_responses(400, 403, 404)}, summary="A token for a guest's comment form")
+    @extend_schema(
+        parameters=[GuestFormParams],
+        responses={200: GuestFormOut, **error_responses(400, 403, 404)},
+        summary="A token for a guest's comment form",
+    )
     def get(self, request):
         """What the widget asks for as it shows the guest form: a signed token of the moment,
         to send with the comment, not before ``not_before`` (a person takes that long to
@@ -60,7 +64,11 @@ class GuestFormView(ApiView):
 
 
 class GuestCommentView(ApiView):
-    @extend_schema(request=GuestCommentIn, responses={201: GuestCommentOut, **error_responses(400, 401, 403, 404)}, summary="Post a comment as a guest")
+    @extend_schema(
+        request=GuestCommentIn,
+        responses={201: GuestCommentOut, **error_responses(400, 401, 403, 404)},
+        summary="Post a comment as a guest",
+    )
     def post(self, request):
         """A reader with no account comments on the subject ``key`` of ``site`` (made if
         new) under ``name``, with ``email`` if they like (never shown). The answer holds the
@@ -74,15 +82,27 @@ class GuestCommentView(ApiView):
         site = queries.site_by_key(data["site"])
         token = request.auth if request.user.is_authenticated else None
         posted = guests.guest_comment_post(
-            site=site, key=data["key"], title=data["title"], url=data["url"], body=data["body"],
-            reply_to_id=data.get("reply_to_id"), name=data["name"], email=data["email"], form_token=data["form_token"],
-            honeypot=data["website"], token=token, client=client_ip(request), user_agent=request.META.get("HTTP_USER_AGENT", ""),
+            site=site,
+            key=data["key"],
+            title=data["title"],
+            url=data["url"],
+            body=data["body"],
+            reply_to_id=data.get("reply_to_id"),
+            name=data["name"],
+            email=data["email"],
+            form_token=data["form_token"],
+            honeypot=data["website"],
+            token=token,
+            client=client_ip(request),
+            user_agent=request.META.get("HTTP_USER_AGENT", ""),
         )
         author = posted.comment.author
         return Response(
             {
                 "comment": queries.present_new_comment(posted.comment, queries.viewer_for(author, site)),
-                "token": posted.token, "expires_at": posted.token_row.expires_at, "user": queries.present_user(author),
+                "token": posted.token,
+                "expires_at": posted.token_row.expires_at,
+                "user": queries.present_user(author),
             },
             status=status.HTTP_201_CREATED,
         )

@@ -132,9 +132,20 @@ def _rate_limit(client: str | None, returning: User | None) -> None:
 
 
 def guest_comment_post(
-    *, site: Site, key: str, body: object, name: str, email: str = "", form_token: str, honeypot: str = "",
-    title: str = "", url: str = "", reply_to_id: int | None = None, token: ApiToken | None = None,
-    client: str | None = None, user_agent: str = "",
+    *,
+    site: Site,
+    key: str,
+    body: object,
+    name: str,
+    email: str = "",
+    form_token: str,
+    honeypot: str = "",
+    title: str = "",
+    url: str = "",
+    reply_to_id: int | None = None,
+    token: ApiToken | None = None,
+    client: str | None = None,
+    user_agent: str = "",
 ) -> GuestPost:
     """Post a guest's comment on the subject ``key`` of ``site`` (made when it is the page's
     first comment), after the checks of this module; ``token`` is the bearer token the browser
@@ -157,7 +168,12 @@ def guest_comment_post(
         checked = _guest_checks_passed.set(True)
         try:
             comment = core.comment_create(
-                subject=subject, author=author, body=body, reply_to_id=reply_to_id, author_ip=client, user_agent=user_agent,
+                subject=subject,
+                author=author,
+                body=body,
+                reply_to_id=reply_to_id,
+                author_ip=client,
+                user_agent=user_agent,
             )
         finally:
             _guest_checks_passed.reset(checked)

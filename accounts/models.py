@@ -63,7 +63,9 @@ class Guest(models.Model):
     kept for the site's moderators, never shown, and never written to the user row, whose
     address the service sends notifications to (a guest's address is not verified)."""
 
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="guest")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="guest"
+    )
     site = models.ForeignKey(Site, on_delete=models.CASCADE)
     email = models.EmailField(max_length=254, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

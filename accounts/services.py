@@ -32,7 +32,13 @@ def normalized_email(email: str) -> str:
 
 
 def email_link_request(
-    *, site: Site, email: str, name: str, lang: str, client: str | None, link_url: Callable[[str], str],
+    *,
+    site: Site,
+    email: str,
+    name: str,
+    lang: str,
+    client: str | None,
+    link_url: Callable[[str], str],
     browser_secret: str = "",
 ) -> EmailLink:
     """Send ``email`` a one-time sign-in link to ``site`` (``link_url`` makes the link of a
@@ -48,7 +54,11 @@ def email_link_request(
             raise RateLimited("Too many sign-in links asked for; please wait before asking again.", retry_after=wait)
     raw = secrets.token_urlsafe(32)
     link = EmailLink.objects.create(
-        site=site, email=email, name=name.strip()[:100], lang=lang, link_hash=secret_hash(raw),
+        site=site,
+        email=email,
+        name=name.strip()[:100],
+        lang=lang,
+        link_hash=secret_hash(raw),
         browser_hash=secret_hash(browser_secret) if browser_secret else "",
         expires_at=timezone.now() + timedelta(seconds=settings.ACCOUNTS_EMAIL_LINK_TTL),
     )
@@ -67,7 +77,9 @@ def email_link_redeem(*, secret: str, browser_secret: str | None = None) -> tupl
     Returns the bearer token (raw), its row, and the link."""
     now = timezone.now()
     with transaction.atomic():
-        link = EmailLink.objects.select_for_update().select_related("site").filter(link_hash=secret_hash(secret)).first()
+        link = (
+            EmailLink.objects.select_for_update().select_related("site").filter(link_hash=secret_hash(secret)).first()
+        )
         if link is None:
             raise LinkInvalid()
         if link.used_at is not None:

@@ -42,7 +42,9 @@ class EmailForm(forms.Form):
     name = forms.CharField(label=gettext_lazy("Your name, shown with your comments"), max_length=100)
 
 
-def _page(request, template: str, context: dict, *, lang: str, status: int = 200, referrer: str = "same-origin") -> HttpResponse:
+def _page(
+    request, template: str, context: dict, *, lang: str, status: int = 200, referrer: str = "same-origin"
+) -> HttpResponse:
     with translation.override(lang):
         html = render_to_string(template, {**context, "lang": lang}, request)
     response = HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
@@ -90,12 +92,25 @@ def message_page(request, message: str, *, lang: str, status: int, referrer: str
 
 
 def _start(request, form: EmailForm, site, *, lang: str, status: int = 200, problem: str = "") -> HttpResponse:
-    context = {"form": form, "site": site, "problem": problem, "providers": oidc_providers.buttons(site, lang, oidc_providers.handoff_of(request))}
+    context = {
+        "form": form,
+        "site": site,
+        "problem": problem,
+        "providers": oidc_providers.buttons(site, lang, oidc_providers.handoff_of(request)),
+    }
     return _page(request, "accounts/start.html", context, lang=lang, status=status)
 
 
 def signed_in_page(
-    request, *, raw: str, token, site, via: str, via_label: str, lang: str, handoff: bool = False,
+    request,
+    *,
+    raw: str,
+    token,
+    site,
+    via: str,
+    via_label: str,
+    lang: str,
+    handoff: bool = False,
 ) -> HttpResponse:
     """The page that ends a sign-in in the window: it hands the bearer token to the widget's
     frame (``signin-popup.js``) and says who is signed in. Its address may hold a secret (an
@@ -132,8 +147,13 @@ def email(request: HttpRequest) -> HttpResponse:
             return _start(request, form, site, lang=lang, status=400)
         browser_secret = secrets.token_urlsafe(32)
         services.email_link_request(
-            site=site, email=form.cleaned_data["email"], name=form.cleaned_data["name"], lang=lang,
-            client=client_ip(request), link_url=link_url(request), browser_secret=browser_secret,
+            site=site,
+            email=form.cleaned_data["email"],
+            name=form.cleaned_data["name"],
+            lang=lang,
+            client=client_ip(request),
+            link_url=link_url(request),
+            browser_secret=browser_secret,
         )
     except CommentsError as exc:
         if isinstance(exc, NotFound):
@@ -145,8 +165,13 @@ def email(request: HttpRequest) -> HttpResponse:
         return _error(request, None, lang=lang)
     response = _page(request, "accounts/sent.html", {"site": site, "email": form.cleaned_data["email"]}, lang=lang)
     response.set_cookie(
-        BROWSER_COOKIE, browser_secret, max_age=settings.ACCOUNTS_EMAIL_LINK_TTL, path="/auth/",
-        httponly=True, samesite="Lax", secure=request.is_secure(),
+        BROWSER_COOKIE,
+        browser_secret,
+        max_age=settings.ACCOUNTS_EMAIL_LINK_TTL,
+        path="/auth/",
+        httponly=True,
+        samesite="Lax",
+        secure=request.is_secure(),
     )
     return response
 
@@ -166,6 +191,8 @@ def email_link(request: HttpRequest) -> HttpResponse:
         return _error(request, None, lang=lang, referrer="no-referrer")
     with translation.override(link.lang):
         via_label = gettext("(via email)")
-    response = signed_in_page(request, raw=raw, token=token, site=link.site, via="email", via_label=via_label, lang=link.lang)
+    response = signed_in_page(
+        request, raw=raw, token=token, site=link.site, via="email", via_label=via_label, lang=link.lang
+    )
     response.delete_cookie(BROWSER_COOKIE, path="/auth/", samesite="Lax")
     return response

@@ -58,7 +58,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--likes", type=int, default=1_000_000, help="likes over the subject (1000000)")
     parser.add_argument("--seed", type=int, default=42, help="random seed of the dataset (42)")
     parser.add_argument(
-        "--background-comments", type=int, default=100_000,
+        "--background-comments",
+        type=int,
+        default=100_000,
         help="comments of other subjects in the same tables (100000; 0 for none)",
     )
     parser.add_argument("--background-subjects", type=int, default=1_000, help="other subjects (1000)")
@@ -67,13 +69,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--deep-page", type=int, default=500, help="the deep page reached by cursor (500)")
     parser.add_argument("--reseed", action="store_true", help="rebuild the dataset even if it is present")
     parser.add_argument(
-        "--check-counters", action="store_true",
+        "--check-counters",
+        action="store_true",
         help="run subject_reconcile_counters on a reused dataset too (always done after seeding)",
     )
     parser.add_argument("--allow-sqlite", action="store_true", help="allow a (smoke) run on SQLite")
     parser.add_argument("--skip-post", action="store_true", help="do not measure posting")
     parser.add_argument(
-        "--output", default=str(DEFAULT_OUTPUT),
+        "--output",
+        default=str(DEFAULT_OUTPUT),
         help="Markdown report to write ('-' for none; default docs/benchmarks.md)",
     )
     return parser.parse_args(argv)
@@ -136,8 +140,11 @@ def ensure_database(db: dict) -> None:
     from psycopg import sql
 
     params = {
-        "dbname": "postgres", "user": db.get("USER") or None, "password": db.get("PASSWORD") or None,
-        "host": db.get("HOST") or None, "port": db.get("PORT") or None,
+        "dbname": "postgres",
+        "user": db.get("USER") or None,
+        "password": db.get("PASSWORD") or None,
+        "host": db.get("HOST") or None,
+        "port": db.get("PORT") or None,
     }
     with psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [db["NAME"]]).fetchone()
@@ -167,8 +174,11 @@ class Timing:
     @classmethod
     def of(cls, samples_ms: list[float]) -> Timing:
         return cls(
-            p50=percentile(samples_ms, 50), p99=percentile(samples_ms, 99),
-            mean=statistics.fmean(samples_ms), max=max(samples_ms), n=len(samples_ms),
+            p50=percentile(samples_ms, 50),
+            p99=percentile(samples_ms, 99),
+            mean=statistics.fmean(samples_ms),
+            max=max(samples_ms),
+            n=len(samples_ms),
         )
 
 
@@ -304,8 +314,12 @@ class Bench:
         self.args = args
         self.seed = seed
         self.shape = seed.Shape(
-            comments=args.comments, users=args.users, likes=args.likes, seed=args.seed,
-            background_comments=args.background_comments, background_subjects=args.background_subjects,
+            comments=args.comments,
+            users=args.users,
+            likes=args.likes,
+            seed=args.seed,
+            background_comments=args.background_comments,
+            background_subjects=args.background_subjects,
         )
         self.client = Client(SERVER_NAME="127.0.0.1")
         self.scenarios: list[Scenario] = []
@@ -424,9 +438,7 @@ class Bench:
         max_depth = max(f["depths"])
         self.chain_tail = rows.filter(depth=max_depth).order_by("pk").first()
         self.hot_root = rows.filter(depth=0).order_by("-reply_count", "pk").first()
-        pool = list(
-            rows.filter(status="published", visibility="public", depth__lt=6).values_list("pk", flat=True)
-        )
+        pool = list(rows.filter(status="published", visibility="public", depth__lt=6).values_list("pk", flat=True))
         self.reply_targets = random.Random(7).sample(pool, min(2000, len(pool)))
         self.log(
             f"bench: dataset: {f['comments']:,} comments, {f['roots']:,} top-level, max depth {max_depth}, "
@@ -477,7 +489,11 @@ class Bench:
                 call()  # connection and caches warm before counting
                 response, sql, sql_ms = capture(call, 200, repeat=11)
                 scenario.results[viewer] = ViewerResult(
-                    queries=len(sql), sql=sql, timing=None, rows=describe_rows(response.json()), sql_ms=sql_ms,
+                    queries=len(sql),
+                    sql=sql,
+                    timing=None,
+                    rows=describe_rows(response.json()),
+                    sql_ms=sql_ms,
                     shown=comments_shown(response.json()),
                 )
                 scenario.chain_queries[viewer] = sum(1 for q in sql if CHAIN_ROWS_RE.search(q))
@@ -492,7 +508,8 @@ class Bench:
             a, u = scenario.results["anon"], scenario.results["auth"]
             shown = (
                 f"anon {a.timing.p50:6.2f}/{a.timing.p99:6.2f} ms, auth {u.timing.p50:6.2f}/{u.timing.p99:6.2f} ms"
-                if timed else "queries only"
+                if timed
+                else "queries only"
             )
             self.log(f"  {scenario.title:<44} queries {a.queries}/{u.queries}  {shown}  ({a.rows})")
 
@@ -511,41 +528,60 @@ class Bench:
         for key, title, params in lists:
             cursor, reached = self.walk(lst, params, deep)
             note = "" if reached == deep else f"the list ends at page {reached}"
-            self.measure_group([
-                (Scenario(f"{key}_p1", f"{title}, page 1", f"GET {lst}?{_qs(params)}", "list"), lst, params),
-                (
-                    Scenario(
-                        f"{key}_deep", f"{title}, page {reached} (cursor)",
-                        f"GET {lst}?{_qs(params)}&cursor=<page {reached}>", "list", note=note,
+            self.measure_group(
+                [
+                    (Scenario(f"{key}_p1", f"{title}, page 1", f"GET {lst}?{_qs(params)}", "list"), lst, params),
+                    (
+                        Scenario(
+                            f"{key}_deep",
+                            f"{title}, page {reached} (cursor)",
+                            f"GET {lst}?{_qs(params)}&cursor=<page {reached}>",
+                            "list",
+                            note=note,
+                        ),
+                        lst,
+                        dict(params, cursor=cursor),
                     ),
-                    lst, dict(params, cursor=cursor),
-                ),
-            ])
+                ]
+            )
             self.facts.setdefault("deep_pages", {})[key] = reached
         replies = f"/api/v1/comments/{self.hot_root.pk}/replies"
         self.measure_get(
             Scenario(
-                "replies", "list 2: replies of the largest thread, page 1", f"GET {replies}?limit=20", "list",
+                "replies",
+                "list 2: replies of the largest thread, page 1",
+                f"GET {replies}?limit=20",
+                "list",
                 note=f"thread of {self.hot_root.reply_count:,} visible replies",
             ),
-            replies, {"limit": 20},
+            replies,
+            {"limit": 20},
         )
         chain = f"/api/v1/comments/{self.chain_tail.pk}/chain"
         self.measure_get(
             Scenario(
-                "chain", f"chain of floor {self.chain_tail.depth + 1}", f"GET {chain}", "chain",
+                "chain",
+                f"chain of floor {self.chain_tail.depth + 1}",
+                f"GET {chain}",
+                "chain",
                 note=f"depth {self.chain_tail.depth}",
             ),
-            chain, {},
+            chain,
+            {},
         )
         tree = f"/api/v1/comments/{self.hot_root.pk}/tree"
         self.measure_get(
             Scenario("tree", "subtree of the largest thread, page 1", f"GET {tree}?limit=20", "tree"),
-            tree, {"limit": 20},
+            tree,
+            {"limit": 20},
         )
         # Page size must not change the number of queries.
         big = [
-            ("two_level_hot_100", "two_level hot, limit 100, 10 replies", {"mode": "two_level", "sort": "hot", "limit": 100, "replies": 10}),
+            (
+                "two_level_hot_100",
+                "two_level hot, limit 100, 10 replies",
+                {"mode": "two_level", "sort": "hot", "limit": 100, "replies": 10},
+            ),
             ("flat_100", "flat, limit 100", {"mode": "flat", "limit": 100}),
             ("stacked_100", "stacked, limit 100, page 50", {"mode": "stacked", "limit": 100}),
         ]
@@ -568,7 +604,9 @@ class Bench:
             return f"Bench post {counter[0]}: " + " ".join(rng.choice(_POST_WORDS) for _ in range(rng.randint(8, 40)))
 
         def post_top():
-            return self.client.post(path, json.dumps({"body": body()}), content_type="application/json", headers=headers)
+            return self.client.post(
+                path, json.dumps({"body": body()}), content_type="application/json", headers=headers
+            )
 
         def post_reply():
             payload = {"body": body(), "reply_to_id": rng.choice(self.reply_targets)}
@@ -625,7 +663,9 @@ class Bench:
                 "SELECT id, descendant_count, reply_count, reply_floor_seq FROM comment_index WHERE subject_id = %s",
                 [self.subject.pk],
             )
-            changed = [(*before[r[0]], r[0]) for r in cursor.fetchall() if before.get(r[0], tuple(r[1:])) != tuple(r[1:])]
+            changed = [
+                (*before[r[0]], r[0]) for r in cursor.fetchall() if before.get(r[0], tuple(r[1:])) != tuple(r[1:])
+            ]
             cursor.executemany(
                 "UPDATE comment_index SET descendant_count = %s, reply_count = %s, reply_floor_seq = %s WHERE id = %s",
                 changed,
@@ -678,8 +718,27 @@ def _qs(params: dict) -> str:
 
 
 _POST_WORDS = (
-    "the", "cache", "latency", "is", "fine", "but", "**really**", "depends", "on", "workload", "and", "index",
-    "see", "https://example.com/bench", "`EXPLAIN`", "thanks", "agree", "disagree", "numbers", "page", "thread",
+    "the",
+    "cache",
+    "latency",
+    "is",
+    "fine",
+    "but",
+    "**really**",
+    "depends",
+    "on",
+    "workload",
+    "and",
+    "index",
+    "see",
+    "https://example.com/bench",
+    "`EXPLAIN`",
+    "thanks",
+    "agree",
+    "disagree",
+    "numbers",
+    "page",
+    "thread",
 )
 
 
@@ -747,7 +806,15 @@ def summarize_plan(doc: dict) -> dict:
             how = f"{kind.replace(' Scan', '').replace('Index', 'idx').replace('Only', 'only')}"
             name = f"{node['Relation Name']}." + (node.get("Index Name") or kind.replace(" ", "")) + f" [{how}]"
             if node["Relation Name"] in COMMENT_TABLES:
-                scans.append({"kind": kind, "index": node.get("Index Name"), "table": node["Relation Name"], "rows": rows, "removed": removed})
+                scans.append(
+                    {
+                        "kind": kind,
+                        "index": node.get("Index Name"),
+                        "table": node["Relation Name"],
+                        "rows": rows,
+                        "removed": removed,
+                    }
+                )
             acc = grouped.setdefault(name, [0, 0, 0])
             acc[0] += 1
             acc[1] += rows
@@ -793,11 +860,13 @@ def verdicts(bench: Bench) -> list[Verdict]:
     worst = max(reads, key=lambda s: max(r.queries for r in s.results.values()))
     worst_q = max(r.queries for r in worst.results.values())
     over = [s.title for s in reads if max(r.queries for r in s.results.values()) > MAX_QUERIES]
-    out.append(Verdict(
-        f"at most {MAX_QUERIES} SQL queries per page, whatever its size (every read, anon and auth, limit 20 and 100)",
-        f"max {worst_q} ({worst.title})" + (f"; over: {', '.join(over)}" if over else ""),
-        worst_q <= MAX_QUERIES,
-    ))
+    out.append(
+        Verdict(
+            f"at most {MAX_QUERIES} SQL queries per page, whatever its size (every read, anon and auth, limit 20 and 100)",
+            f"max {worst_q} ({worst.title})" + (f"; over: {', '.join(over)}" if over else ""),
+            worst_q <= MAX_QUERIES,
+        )
+    )
     for key in ("two_level_hot", "two_level_new", "flat", "stacked", "stacked_new"):
         first, deep = by_key.get(f"{key}_p1"), by_key.get(f"{key}_deep")
         if not first or not deep:
@@ -813,7 +882,8 @@ def verdicts(bench: Bench) -> list[Verdict]:
         if key.startswith("stacked"):
             n1, n2 = first.results["anon"].shown, deep.results["anon"].shown
             per_comment = "; per comment shown: " + ", ".join(
-                f"{v} x{(deep.results[v].timing.p50 / n2) / (first.results[v].timing.p50 / n1):.2f}" for v in ("anon", "auth")
+                f"{v} x{(deep.results[v].timing.p50 / n2) / (first.results[v].timing.p50 / n1):.2f}"
+                for v in ("anon", "auth")
             )
         statement = ""
         e1, e2 = list_statement(bench, first), list_statement(bench, deep)
@@ -822,49 +892,64 @@ def verdicts(bench: Bench) -> list[Verdict]:
                 f"; the list statement itself (EXPLAIN ANALYZE, anon): {e2['exec_ms']:.2f} vs {e1['exec_ms']:.2f} ms, "
                 f"{e2['hit']} vs {e1['hit']} buffers"
             )
-        out.append(Verdict(
-            f"deep page within 20% of page 1: {deep.title} vs page 1 (p50)" + ("" if counted else " (shown; the target is list 1's)"),
-            ", ".join(
-                f"{v} {deep.results[v].timing.p50:.2f} vs {first.results[v].timing.p50:.2f} ms (x{r:.2f})"
-                for v, r in ratios.items()
-            ) + f"; page contents: {deep.results['anon'].rows} vs {first.results['anon'].rows}" + per_comment + statement,
-            ok,
-            counted,
-        ))
+        out.append(
+            Verdict(
+                f"deep page within 20% of page 1: {deep.title} vs page 1 (p50)"
+                + ("" if counted else " (shown; the target is list 1's)"),
+                ", ".join(
+                    f"{v} {deep.results[v].timing.p50:.2f} vs {first.results[v].timing.p50:.2f} ms (x{r:.2f})"
+                    for v, r in ratios.items()
+                )
+                + f"; page contents: {deep.results['anon'].rows} vs {first.results['anon'].rows}"
+                + per_comment
+                + statement,
+                ok,
+                counted,
+            )
+        )
     chain = by_key.get("chain")
     if chain:
         n = max(chain.chain_queries.values())
-        out.append(Verdict(
-            "reply chain of 100 floors in one query",
-            f"{n} query fetches the chain rows ({chain.results['anon'].queries}/{chain.results['auth'].queries} "
-            f"queries per request anon/auth)",
-            n == 1,
-        ))
+        out.append(
+            Verdict(
+                "reply chain of 100 floors in one query",
+                f"{n} query fetches the chain rows ({chain.results['anon'].queries}/{chain.results['auth'].queries} "
+                f"queries per request anon/auth)",
+                n == 1,
+            )
+        )
     lists = [s for s in bench.scenarios if s.kind == "list"]
     if lists:
         worst = max(lists, key=lambda s: max(r.timing.p99 for r in s.results.values()))
         worst_p99 = max(r.timing.p99 for r in worst.results.values())
         over = [s.title for s in lists if max(r.timing.p99 for r in s.results.values()) >= LIST_P99_MS]
-        out.append(Verdict(
-            f"list p99 < {LIST_P99_MS:g} ms (every list page above, limit 20, anon and auth)",
-            f"worst {worst_p99:.2f} ms ({worst.title})" + (f"; over: {', '.join(over)}" if over else ""),
-            worst_p99 < LIST_P99_MS,
-        ))
+        out.append(
+            Verdict(
+                f"list p99 < {LIST_P99_MS:g} ms (every list page above, limit 20, anon and auth)",
+                f"worst {worst_p99:.2f} ms ({worst.title})" + (f"; over: {', '.join(over)}" if over else ""),
+                worst_p99 < LIST_P99_MS,
+            )
+        )
         first = by_key["two_level_hot_p1"]
         p99 = max(r.timing.p99 for r in first.results.values())
-        out.append(Verdict(
-            f"list 1 page 1 (20 top-level + 3 replies each) p99 < {LIST_P99_MS:g} ms",
-            f"{p99:.2f} ms", p99 < LIST_P99_MS,
-        ))
+        out.append(
+            Verdict(
+                f"list 1 page 1 (20 top-level + 3 replies each) p99 < {LIST_P99_MS:g} ms",
+                f"{p99:.2f} ms",
+                p99 < LIST_P99_MS,
+            )
+        )
     posts = [s for s in bench.scenarios if s.kind == "post"]
     if posts:
         worst = max(posts, key=lambda s: s.results["auth"].timing.p99)
         p99 = worst.results["auth"].timing.p99
-        out.append(Verdict(
-            f"post p99 < {POST_P99_MS:g} ms (top-level and reply)",
-            ", ".join(f"{s.title.split(' (')[0]}: {s.results['auth'].timing.p99:.2f} ms" for s in posts),
-            p99 < POST_P99_MS,
-        ))
+        out.append(
+            Verdict(
+                f"post p99 < {POST_P99_MS:g} ms (top-level and reply)",
+                ", ".join(f"{s.title.split(' (')[0]}: {s.results['auth'].timing.p99:.2f} ms" for s in posts),
+                p99 < POST_P99_MS,
+            )
+        )
     return out
 
 
@@ -893,7 +978,11 @@ def cpu_sample() -> tuple[float, float, float] | None:
 
 
 def cpu_share(
-    before, after, *, own: float | None = None, own_label: str = "this benchmark process",
+    before,
+    after,
+    *,
+    own: float | None = None,
+    own_label: str = "this benchmark process",
     others_label: str = "the PostgreSQL backend serving it, other users of the machine",
 ) -> str:
     """How busy the CPUs were between two ``cpu_sample``s, and this process's part (or ``own``
@@ -912,7 +1001,11 @@ def cpu_share(
 def list_statement(bench: Bench, scenario: Scenario) -> dict | None:
     """The EXPLAIN summary of the statement that pages through the list (anonymous viewer)."""
     for e in bench.explains:
-        if e["scenario"] == scenario.title and e["viewer"] == "anon" and e["label"].startswith(("roots", "subject", "thread")):
+        if (
+            e["scenario"] == scenario.title
+            and e["viewer"] == "anon"
+            and e["label"].startswith(("roots", "subject", "thread"))
+        ):
             return e
     return None
 
@@ -927,7 +1020,9 @@ def code_version() -> str:
         ).stdout.strip()
         status = subprocess.run(
             ["git", "-C", str(BASE_DIR), "status", "--porcelain", "--", "comments", "likes", "moderation", "config"],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.split("\n")
     except (OSError, subprocess.CalledProcessError):
         return "unknown (not a git checkout)"
@@ -1003,15 +1098,27 @@ def results_table(bench: Bench) -> list[str]:
         sql_ms = " / ".join(f"{r.sql_ms:.2f}" if r and r.sql_ms is not None else "–" for r in (a, u))
         cpu = " / ".join(f"{r.cpu.p50:.2f}" if r and r.cpu is not None else "–" for r in (a, u))
         lines.append(
-            f"| {s.title} | {q} | " + " | ".join(_fmt(a.timing if a else None)) + " | "
-            + " | ".join(_fmt(u.timing if u else None)) + f" | {cpu} | {sql_ms} | {rows} |"
+            f"| {s.title} | {q} | "
+            + " | ".join(_fmt(a.timing if a else None))
+            + " | "
+            + " | ".join(_fmt(u.timing if u else None))
+            + f" | {cpu} | {sql_ms} | {rows} |"
         )
     return lines
 
 
 def depth_buckets(depths: dict[int, int]) -> list[tuple[str, int]]:
-    buckets = [("0 (top level)", 0, 0), ("1", 1, 1), ("2", 2, 2), ("3", 3, 3), ("4-5", 4, 5), ("6-10", 6, 10),
-               ("11-20", 11, 20), ("21-50", 21, 50), ("51-128", 51, 128)]
+    buckets = [
+        ("0 (top level)", 0, 0),
+        ("1", 1, 1),
+        ("2", 2, 2),
+        ("3", 3, 3),
+        ("4-5", 4, 5),
+        ("6-10", 6, 10),
+        ("11-20", 11, 20),
+        ("21-50", 21, 50),
+        ("51-128", 51, 128),
+    ]
     return [(name, sum(n for d, n in depths.items() if lo <= d <= hi)) for name, lo, hi in buckets]
 
 
@@ -1020,7 +1127,9 @@ def thread_buckets(sizes: list[int]) -> list[tuple[str, int]]:
     return [(name, sum(1 for s in sizes if lo <= s <= hi)) for name, lo, hi in buckets]
 
 
-def render_report(bench: Bench, info: dict, verdict_list: list[Verdict], started: datetime, took: float, previous: str) -> str:
+def render_report(
+    bench: Bench, info: dict, verdict_list: list[Verdict], started: datetime, took: float, previous: str
+) -> str:
     f = bench.facts
     out = ["# Benchmarks", ""]
     out += [
@@ -1044,7 +1153,8 @@ def render_report(bench: Bench, info: dict, verdict_list: list[Verdict], started
         "",
         f"- {info.get('nproc')} CPUs ({info.get('cpu', 'unknown CPU')}), {info.get('memory', '?')} memory; "
         f"load average at the start {f.get('load_start', '?')}, at the end {info.get('load')}",
-        f"- {info.get('database')}" + (f" ({info['db_settings']})" if info.get("db_settings") else "")
+        f"- {info.get('database')}"
+        + (f" ({info['db_settings']})" if info.get("db_settings") else "")
         + (" on the same machine, reached over TCP" if info.get("db_settings") else ""),
         f"- Python speed check (a fixed 1,000,000-iteration loop, best of 3; lower is faster): "
         f"{f.get('calibration_start', 0):.0f} ms before the measurements, {f.get('calibration_end', 0):.0f} ms after",
@@ -1062,7 +1172,8 @@ def render_report(bench: Bench, info: dict, verdict_list: list[Verdict], started
         "",
         f"- comments: {f['comments']:,} ({f['roots']:,} top-level, {f['comments'] - f['roots']:,} replies); "
         f"publicly visible {f['visible'][0]:,} ({f['visible'][1]:,} top-level)",
-        "- statuses: " + ", ".join(f"{k} {v:,}" for k, v in sorted(f["status"].items(), key=lambda kv: -kv[1]))
+        "- statuses: "
+        + ", ".join(f"{k} {v:,}" for k, v in sorted(f["status"].items(), key=lambda kv: -kv[1]))
         + f"; friends-only {f['friends_only']:,}; deleted/rejected kept as placeholders (visible replies below) "
         f"{f['placeholders']:,}; pinned {f['pinned']}",
         f"- users: {f['users']:,} (plus `bench-poster`); follows: {f['follows']:,}; likes: {f['like_rows']:,} rows "
@@ -1087,7 +1198,8 @@ def render_report(bench: Bench, info: dict, verdict_list: list[Verdict], started
         f"{statistics.median(sizes):g} replies",
         f"- the chain: floor {bench.chain_tail.depth + 1} at depth {bench.chain_tail.depth}, each reply answering the previous one",
         "",
-        "| depth | comments |", "|---|---:|",
+        "| depth | comments |",
+        "|---|---:|",
     ]
     out += [f"| {name} | {n:,} |" for name, n in depth_buckets(f["depths"]) if n]
     out += ["", "| replies in a thread | threads |", "|---|---:|"]
@@ -1216,7 +1328,9 @@ def main(argv: list[str] | None = None) -> int:
         path = Path(args.output)
         if not path.is_absolute():
             path = Path.cwd() / path
-        report = render_report(bench, info, verdict_list, started_at, took, previous_analysis(path)) + kept_sections(path)
+        report = render_report(bench, info, verdict_list, started_at, took, previous_analysis(path)) + kept_sections(
+            path
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(report)
         print(f"\nbench: wrote {path}")

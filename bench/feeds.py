@@ -64,8 +64,10 @@ def seed(args) -> None:
         return
     if Comment.objects.exists():
         raise SystemExit("bench.feeds: the database holds other comments; give it an empty one")
-    names = {m: connection.ops.quote_name(model._meta.db_table) for m, model in
-             {"site": Site, "subject": Subject, "comment": Comment, "content": CommentContent}.items()}
+    names = {
+        m: connection.ops.quote_name(model._meta.db_table)
+        for m, model in {"site": Site, "subject": Subject, "comment": Comment, "content": CommentContent}.items()
+    }
     started = time.perf_counter()
     with connection.cursor() as cursor:
         for statement in SEED.format(**names).split(";\n"):

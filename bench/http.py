@@ -94,21 +94,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--seconds", type=float, help="seconds of each wrk run (8; 2 with --quick)")
     parser.add_argument(
-        "--quick", action="store_true",
+        "--quick",
+        action="store_true",
         help="smoke run: 2 s runs, fewer scenarios, no worker-class comparison (the report is written all the same)",
     )
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (2)")
-    parser.add_argument("--threads", type=int, help="threads per gthread worker (config/gunicorn.py's: 4 unless GUNICORN_THREADS)")
+    parser.add_argument(
+        "--threads", type=int, help="threads per gthread worker (config/gunicorn.py's: 4 unless GUNICORN_THREADS)"
+    )
     parser.add_argument("--connections", type=int, default=16, help="wrk connections (16)")
     parser.add_argument("--wrk-threads", type=int, default=2, help="wrk threads (2)")
     parser.add_argument("--no-sync", action="store_true", help="skip the comparison with plain sync workers")
     parser.add_argument("--reseed", action="store_true", help="rebuild bench.core's dataset")
     parser.add_argument(
-        "--only", help="comma-separated scenario keys (e.g. post,like_hot,hot_mix) measured alone, with their floors; "
+        "--only",
+        help="comma-separated scenario keys (e.g. post,like_hot,hot_mix) measured alone, with their floors; "
         "for working on one scenario: no deep pages, walks or comparison, and no report unless --output is given",
     )
     parser.add_argument(
-        "--output", default=str(DEFAULT_OUTPUT),
+        "--output",
+        default=str(DEFAULT_OUTPUT),
         help="Markdown report whose http section is written ('-' for none; default docs/benchmarks.md)",
     )
     args = parser.parse_args(argv)
@@ -195,11 +200,18 @@ class Run:
     @classmethod
     def of(cls, key: str, phase: str, data: dict) -> Run:
         return cls(
-            key=key, phase=phase, requests=data["requests"], seconds=data["duration_us"] / 1e6,
-            p50=data["p50_us"] / 1000, p99=data["p99_us"] / 1000, non2xx=data["non2xx"],
+            key=key,
+            phase=phase,
+            requests=data["requests"],
+            seconds=data["duration_us"] / 1e6,
+            p50=data["p50_us"] / 1000,
+            p99=data["p99_us"] / 1000,
+            non2xx=data["non2xx"],
             socket_errors=data["connect"] + data["read"] + data["write"] + data["timeout"],
             queries=data["queries"] / data["counted"] if data["counted"] else None,
-            hits=data["cache_hits"], misses=data["cache_misses"], first_bad=data["first_bad"],
+            hits=data["cache_hits"],
+            misses=data["cache_misses"],
+            first_bad=data["first_bad"],
         )
 
     @property
@@ -418,10 +430,16 @@ def lua_script(load: Load, workdir: Path, *, body_prefix: str, wrk_threads: int)
     paths_file.write_text("".join(p + "\n" for p in load.paths))
     tokens_file.write_text("".join(t + "\n" for t in load.tokens))
     return WRK_SCRIPT.substitute(
-        title=load.title, method=json.dumps(load.method), pick=json.dumps(load.pick), hot_share=repr(HOT_SHARE),
-        zipf_exponent=repr(ZIPF_EXPONENT), body_prefix=json.dumps(body_prefix), wrk_threads=wrk_threads,
+        title=load.title,
+        method=json.dumps(load.method),
+        pick=json.dumps(load.pick),
+        hot_share=repr(HOT_SHARE),
+        zipf_exponent=repr(ZIPF_EXPONENT),
+        body_prefix=json.dumps(body_prefix),
+        wrk_threads=wrk_threads,
         words=", ".join(json.dumps(w) for w in core._POST_WORDS),
-        paths_file=json.dumps(str(paths_file)), tokens_file=json.dumps(str(tokens_file)),
+        paths_file=json.dumps(str(paths_file)),
+        tokens_file=json.dumps(str(tokens_file)),
     )
 
 
@@ -481,8 +499,17 @@ class CeleryWorker:
         self.dir = Path(tempfile.mkdtemp(prefix="bench-http-celery-"))
         self.hostname = f"bench-http@{socket.gethostname()}"
         self.args = [
-            str(Path(sys.executable).parent / "celery"), "-A", "config", "worker", "-B", "--hostname", self.hostname,
-            "--schedule", str(self.dir / "celerybeat-schedule"), "--loglevel", "warning",
+            str(Path(sys.executable).parent / "celery"),
+            "-A",
+            "config",
+            "worker",
+            "-B",
+            "--hostname",
+            self.hostname,
+            "--schedule",
+            str(self.dir / "celerybeat-schedule"),
+            "--loglevel",
+            "warning",
         ]
         self.command_line = (
             f"DJANGO_SETTINGS_MODULE={SETTINGS_MODULE} {LOAD_ENV_TEXT} .venv/bin/celery -A config worker -B "
@@ -498,7 +525,11 @@ class CeleryWorker:
         # Its own session, so that a Ctrl-C reaches only this process, which then stops the
         # worker in order (after the server, once the tasks queued by the load are done).
         self.proc = subprocess.Popen(
-            self.args, env=server_env(SETTINGS_MODULE), stdout=self.log_file, stderr=subprocess.STDOUT, cwd=BASE_DIR,
+            self.args,
+            env=server_env(SETTINGS_MODULE),
+            stdout=self.log_file,
+            stderr=subprocess.STDOUT,
+            cwd=BASE_DIR,
             start_new_session=True,
         )
         deadline = time.monotonic() + 60
@@ -620,12 +651,15 @@ class HttpBench:
         self.biggest_thread = self.core.hot_root
         others = list(
             Subject.objects.filter(site_id=self.subject.site_id, key__startswith=self.core.seed.BACKGROUND_PREFIX)
-            .order_by("pk").values_list("pk", flat=True)
+            .order_by("pk")
+            .values_list("pk", flat=True)
         )
         self.other_subjects = sorted(random.Random(3).sample(others, min(OTHER_SUBJECTS, len(others))))
         self.facts.update(
-            likeable=len(self.likeable), comments=Comment.objects.filter(subject_id=sid).count(),
-            top_likes=self.most_liked.like_count, background=len(others),
+            likeable=len(self.likeable),
+            comments=Comment.objects.filter(subject_id=sid).count(),
+            top_likes=self.most_liked.like_count,
+            background=len(others),
         )
 
     def reset_likes(self) -> None:
@@ -660,56 +694,116 @@ class HttpBench:
         flat = {"mode": "flat", "limit": 20}
         stacked = {"mode": "stacked", "limit": 20}
         out: list[Load] = []
-        for key, title, params in (("two_level", "two-level (hot, 3 replies)", two_level),
-                                   ("flat", "flat", flat), ("stacked", "stacked", stacked)):
+        for key, title, params in (
+            ("two_level", "two-level (hot, 3 replies)", two_level),
+            ("flat", "flat", flat),
+            ("stacked", "stacked", stacked),
+        ):
             url = f"{lst}?{urlencode(params)}"
-            out.append(Load(f"{key}_p1", f"API {title}, page 1", f"GET {url}", "GET", [url], floor="drf", target=PAGE_RATIO))
-        for key, title, params in (("two_level", "two-level", two_level), ("flat", "flat", flat), ("stacked", "stacked", stacked)):
+            out.append(
+                Load(f"{key}_p1", f"API {title}, page 1", f"GET {url}", "GET", [url], floor="drf", target=PAGE_RATIO)
+            )
+        for key, title, params in (
+            ("two_level", "two-level", two_level),
+            ("flat", "flat", flat),
+            ("stacked", "stacked", stacked),
+        ):
             if key not in deep:
                 continue
             cursor, page, _ = deep[key]
             url = f"{lst}?{urlencode(dict(params, cursor=cursor))}"
-            out.append(Load(
-                f"{key}_deep", f"API {title}, page {page:,} (cursor)", f"GET {lst}?{urlencode(params)}&cursor=<page {page}>",
-                "GET", [url], floor="drf", target=DEEP_RATIO,
-            ))
+            out.append(
+                Load(
+                    f"{key}_deep",
+                    f"API {title}, page {page:,} (cursor)",
+                    f"GET {lst}?{urlencode(params)}&cursor=<page {page}>",
+                    "GET",
+                    [url],
+                    floor="drf",
+                    target=DEEP_RATIO,
+                )
+            )
         likers = f"/api/v1/comments/{self.most_liked.pk}/likers"
         out.append(Load("likers", "likers of the most-liked comment", f"GET {likers}", "GET", [likers], floor="drf"))
         hot_page = f"{lst}?{urlencode(two_level)}"
         others = [f"/api/v1/subjects/{s}/comments?{urlencode(two_level)}" for s in self.other_subjects]
-        out.append(Load(
-            "hot_mix", f"hot-key mix ({HOT_SHARE:.0%} the subject's page 1)",
-            f"GET two-level page 1: {HOT_SHARE:.0%} {hot_page}, {1 - HOT_SHARE:.0%} {len(others)} other subjects' of the site",
-            "GET", [hot_page, *others], pick="hot", floor="drf", target=HOT_MIX_RATIO,
-        ))
+        out.append(
+            Load(
+                "hot_mix",
+                f"hot-key mix ({HOT_SHARE:.0%} the subject's page 1)",
+                f"GET two-level page 1: {HOT_SHARE:.0%} {hot_page}, {1 - HOT_SHARE:.0%} {len(others)} other subjects' of the site",
+                "GET",
+                [hot_page, *others],
+                pick="hot",
+                floor="drf",
+                target=HOT_MIX_RATIO,
+            )
+        )
         embed = f"/embed/?{urlencode({'site': self.core.seed.SITE_KEY, 'key': self.subject.key})}"
-        out.append(Load("widget", "widget page (HTML)", f"GET {embed}", "GET", [embed], floor="django", target=WIDGET_RATIO))
+        out.append(
+            Load("widget", "widget page (HTML)", f"GET {embed}", "GET", [embed], floor="django", target=WIDGET_RATIO)
+        )
         like_paths = [f"/api/v1/comments/{c}/like" for c in self.likeable]
-        out.append(Load(
-            "like_hot", "like/unlike, hot comments (Zipf)",
-            f"PUT/DELETE /api/v1/comments/{{id}}/like, {len(like_paths):,} published comments, rank k by likes "
-            f"with weight 1/k^{ZIPF_EXPONENT:g}", "LIKE", like_paths, pick="zipf",
-            tokens=self.like_tokens[:LIKERS_PER_RUN], floor="like", target=WRITE_RATIO, settle="likes",
-        ))
-        out.append(Load(
-            "like_uniform", "like/unlike, uniform comments",
-            f"PUT/DELETE /api/v1/comments/{{id}}/like, uniform over {len(like_paths):,} published comments",
-            "LIKE", like_paths, pick="uniform",
-            tokens=self.like_tokens[LIKERS_PER_RUN : 2 * LIKERS_PER_RUN], floor="like", target=WRITE_RATIO,
-            settle="likes",
-        ))
-        out.append(Load(
-            "post", f"post a comment ({POSTERS} users)", f"POST {lst} {{\"body\": <unique>}}", "POST", [lst],
-            tokens=self.post_tokens, expect=201, floor="post", target=WRITE_RATIO, settle="moderation",
-        ))
+        out.append(
+            Load(
+                "like_hot",
+                "like/unlike, hot comments (Zipf)",
+                f"PUT/DELETE /api/v1/comments/{{id}}/like, {len(like_paths):,} published comments, rank k by likes "
+                f"with weight 1/k^{ZIPF_EXPONENT:g}",
+                "LIKE",
+                like_paths,
+                pick="zipf",
+                tokens=self.like_tokens[:LIKERS_PER_RUN],
+                floor="like",
+                target=WRITE_RATIO,
+                settle="likes",
+            )
+        )
+        out.append(
+            Load(
+                "like_uniform",
+                "like/unlike, uniform comments",
+                f"PUT/DELETE /api/v1/comments/{{id}}/like, uniform over {len(like_paths):,} published comments",
+                "LIKE",
+                like_paths,
+                pick="uniform",
+                tokens=self.like_tokens[LIKERS_PER_RUN : 2 * LIKERS_PER_RUN],
+                floor="like",
+                target=WRITE_RATIO,
+                settle="likes",
+            )
+        )
+        out.append(
+            Load(
+                "post",
+                f"post a comment ({POSTERS} users)",
+                f'POST {lst} {{"body": <unique>}}',
+                "POST",
+                [lst],
+                tokens=self.post_tokens,
+                expect=201,
+                floor="post",
+                target=WRITE_RATIO,
+                settle="moderation",
+            )
+        )
         # The same posts spread over many subjects: what posting costs when no two writers share
         # a subject's row. Beside "post", it shows whether one hot subject serializes its writers.
         spread = [f"/api/v1/subjects/{s}/comments" for s in self.other_subjects]
-        out.append(Load(
-            "post_spread", f"post a comment ({POSTERS} users, {len(spread)} subjects)",
-            f"POST /api/v1/subjects/<one of {len(spread)} other subjects of the site>/comments {{\"body\": <unique>}}",
-            "POST", spread, pick="uniform", tokens=self.post_tokens, expect=201, floor="post", settle="moderation",
-        ))
+        out.append(
+            Load(
+                "post_spread",
+                f"post a comment ({POSTERS} users, {len(spread)} subjects)",
+                f'POST /api/v1/subjects/<one of {len(spread)} other subjects of the site>/comments {{"body": <unique>}}',
+                "POST",
+                spread,
+                pick="uniform",
+                tokens=self.post_tokens,
+                expect=201,
+                floor="post",
+                settle="moderation",
+            )
+        )
         return {load.key: load for load in out}
 
     def floors(self) -> dict[str, Load]:
@@ -720,12 +814,20 @@ class HttpBench:
             "django": Load("floor_django", "empty Django view", f"GET {DJANGO_EMPTY_PATH}", "GET", [DJANGO_EMPTY_PATH]),
             "drf": Load("floor_drf", "empty anonymous DRF view", f"GET {DRF_EMPTY_PATH}", "GET", [DRF_EMPTY_PATH]),
             "like": Load(
-                "floor_like", "empty authenticated DRF view (PUT/DELETE)", f"PUT/DELETE {AUTH_EMPTY_PATH}", "LIKE",
-                [AUTH_EMPTY_PATH], tokens=like_tokens,
+                "floor_like",
+                "empty authenticated DRF view (PUT/DELETE)",
+                f"PUT/DELETE {AUTH_EMPTY_PATH}",
+                "LIKE",
+                [AUTH_EMPTY_PATH],
+                tokens=like_tokens,
             ),
             "post": Load(
-                "floor_post", "empty authenticated DRF view (POST)", f"POST {AUTH_EMPTY_PATH} {{\"body\": ...}}", "POST",
-                [AUTH_EMPTY_PATH], tokens=self.post_tokens,
+                "floor_post",
+                "empty authenticated DRF view (POST)",
+                f'POST {AUTH_EMPTY_PATH} {{"body": ...}}',
+                "POST",
+                [AUTH_EMPTY_PATH],
+                tokens=self.post_tokens,
             ),
         }
 
@@ -733,7 +835,10 @@ class HttpBench:
 
     def new_server(self, worker_class: str = "gthread") -> Server:
         server = Server(
-            free_port(), settings_module=SETTINGS_MODULE, workers=self.args.workers, threads=self.args.threads,
+            free_port(),
+            settings_module=SETTINGS_MODULE,
+            workers=self.args.workers,
+            threads=self.args.threads,
             worker_class=worker_class,
         )
         self.facts.setdefault(f"gunicorn_{worker_class}", server.command_line.replace(f":{server.port}", ":<port>"))
@@ -762,11 +867,18 @@ class HttpBench:
         server = server or self.server
         self.runs += 1
         script = lua_script(
-            load, self.workdir, body_prefix=f"Bench HTTP post {self.nonce}.{self.runs}", wrk_threads=self.args.wrk_threads
+            load,
+            self.workdir,
+            body_prefix=f"Bench HTTP post {self.nonce}.{self.runs}",
+            wrk_threads=self.args.wrk_threads,
         )
         data = run_wrk_script(
-            script, f"http://127.0.0.1:{server.port}", seconds=seconds or self.args.seconds,
-            connections=self.args.connections, threads=self.args.wrk_threads, workdir=self.workdir,
+            script,
+            f"http://127.0.0.1:{server.port}",
+            seconds=seconds or self.args.seconds,
+            connections=self.args.connections,
+            threads=self.args.wrk_threads,
+            workdir=self.workdir,
         )
         run = Run.of(load.key, phase, data)
         if not load.key.startswith("floor_"):
@@ -874,7 +986,7 @@ class HttpBench:
                 runs.append(self.run(load, phase))
         except RuntimeError as exc:
             log(f"  {load.title}: FAILED: {exc}")
-            self.rows += [Row(load.title, load.request, p, None, note=f"failed: {exc}") for p in phases[len(runs):]]
+            self.rows += [Row(load.title, load.request, p, None, note=f"failed: {exc}") for p in phases[len(runs) :]]
             self.restart(cold=False)
         note = self.settle(load)
         if note:
@@ -884,7 +996,12 @@ class HttpBench:
         for phase, run in zip(phases, runs, strict=False):
             bad = f"first non-2xx answer: {run.first_bad}" if run.first_bad else ""
             row = Row(
-                load.title, load.request, phase, run, floor=floor_rps, floor_label=FLOOR_LABELS[load.floor],
+                load.title,
+                load.request,
+                phase,
+                run,
+                floor=floor_rps,
+                floor_label=FLOOR_LABELS[load.floor],
                 note="; ".join(n for n in (note, bad) if n),
             )
             if load.target is not None:
@@ -939,8 +1056,10 @@ class HttpBench:
         deep = {}
         wanted = [("flat", {"mode": "flat", "limit": 20}, DEEP_PAGE)]
         if not quick:
-            wanted += [("stacked", {"mode": "stacked", "limit": 20}, DEEP_PAGE),
-                       ("two_level", {"mode": "two_level", "sort": "hot", "limit": 20, "replies": 3}, None)]
+            wanted += [
+                ("stacked", {"mode": "stacked", "limit": 20}, DEEP_PAGE),
+                ("two_level", {"mode": "two_level", "sort": "hot", "limit": 20, "replies": 3}, None),
+            ]
         for mode, params, page in wanted:
             try:
                 result = walk(self.server.port, lst, params, pages=None if page is None else page - 1)
@@ -953,14 +1072,24 @@ class HttpBench:
                 note = (
                     f"the last page of list 1, which ends there: the subject has {self.core.facts['roots']:,} top-level "
                     f"comments, so page {DEEP_PAGE} does not exist"
-                    if page is None else f"the list ends at page {result.pages:,}"
+                    if page is None
+                    else f"the list ends at page {result.pages:,}"
                 )
                 deep[mode] = (result.last_cursor, result.pages, note)
             log(f"  {mode}: page {deep[mode][1]:,} reached in {result.seconds:.1f} s ({result.pages:,} requests)")
         self.served = "the deep-page walks"
         self.facts["deep"] = {mode: (page, note) for mode, (_, page, note) in deep.items()}
         loads = self.loads(deep)
-        reads = ["two_level_p1", "flat_p1", "stacked_p1", "two_level_deep", "flat_deep", "stacked_deep", "likers", "hot_mix"]
+        reads = [
+            "two_level_p1",
+            "flat_p1",
+            "stacked_p1",
+            "two_level_deep",
+            "flat_deep",
+            "stacked_deep",
+            "likers",
+            "hot_mix",
+        ]
         if quick:
             reads = ["two_level_p1", "flat_deep", "hot_mix"]
         log("bench: API reads, each cold (cache emptied, server restarted) then warm; floor before and after")
@@ -970,14 +1099,14 @@ class HttpBench:
             else:
                 self.rows.append(Row(key, "", "", None, note="not run: the walk to its deep page failed"))
         log("bench: whole walks by cursor")
-        self.measure_walk(
-            "whole walk: the subject, flat, limit 100", lst, {"mode": "flat", "limit": 100}, WALK_SECONDS
-        )
+        self.measure_walk("whole walk: the subject, flat, limit 100", lst, {"mode": "flat", "limit": 100}, WALK_SECONDS)
         if not quick:
             replies = f"/api/v1/comments/{self.biggest_thread.pk}/replies"
             self.measure_walk(
                 f"whole walk: list 2 of the biggest thread ({self.biggest_thread.reply_count:,} replies), limit 100",
-                replies, {"limit": 100}, None,
+                replies,
+                {"limit": 100},
+                None,
             )
         log("bench: the widget page")
         self.measure(loads["widget"], cold=True)
@@ -1058,7 +1187,9 @@ class HttpBench:
         from comments.models import Subject
 
         self.spread_counters = list(
-            Subject.objects.filter(pk__in=self.other_subjects).values_list("pk", "comment_count", "root_count", "floor_seq")
+            Subject.objects.filter(pk__in=self.other_subjects).values_list(
+                "pk", "comment_count", "root_count", "floor_seq"
+            )
         )
 
     def cleanup_spread_posts(self) -> None:
@@ -1112,7 +1243,9 @@ def results_table(rows: list[Row]) -> list[str]:
     for row in rows:
         r = row.result
         if r is None:
-            out.append(f"| {row.title} | {row.phase or '–'} | {_cell(row.note)} | | | | | | | | {row.target or '–'} | – |")
+            out.append(
+                f"| {row.title} | {row.phase or '–'} | {_cell(row.note)} | | | | | | | | {row.target or '–'} | – |"
+            )
             continue
         queries = r.queries_per_request if isinstance(r, Walk) else r.queries
         result = "–" if row.ok is None else ("PASS" if row.ok else "**FAIL**")
@@ -1150,8 +1283,15 @@ def memory_summary(bench: HttpBench) -> dict | None:
     served, workers = max(loaded, key=lambda sm: max(h for h, _ in sm[1].values()))
     peak = max(h for h, _ in workers.values())
     rss = max(r for _, r in workers.values())
-    return {"floor_hwm": floor_hwm, "floor_rss": floor_rss, "peak": peak, "rss": rss, "served": served,
-            "ratio": peak / floor_hwm, "servers": len(loaded)}
+    return {
+        "floor_hwm": floor_hwm,
+        "floor_rss": floor_rss,
+        "peak": peak,
+        "rss": rss,
+        "served": served,
+        "ratio": peak / floor_hwm,
+        "servers": len(loaded),
+    }
 
 
 def comparison_table(bench: HttpBench) -> list[str]:
@@ -1261,7 +1401,8 @@ def render(bench: HttpBench, info: dict, started: datetime, took: float, notes: 
         + "; ".join(
             f"{mode.replace('_', '-')}: page {page:,}" + (f" ({note})" if note else "")
             for mode, (page, note) in f.get("deep", {}).items()
-        ) + ".",
+        )
+        + ".",
         f"- **likes**: {LIKERS_PER_RUN} bench users per run (users who like nothing of the subject), each wrk thread "
         "with its own half; each (user, comment) pair is liked, then unliked on its next turn. Hot: comment of rank k "
         f"by like count chosen with weight 1/k^{ZIPF_EXPONENT:g}; uniform: any published public comment. The like "
@@ -1278,8 +1419,13 @@ def render(bench: HttpBench, info: dict, started: datetime, took: float, notes: 
     ]
     out += results_table(bench.rows)
     out += ["", "Requests and notes:", ""] + scenario_notes(bench.rows)
-    out += ["", "Floors, every timed run (req/s):", "", "| floor | runs | req/s, each run | p50 ms (median) | p99 ms (median) | SQL/request |",
-            "|---|---:|---|---:|---:|---:|"]
+    out += [
+        "",
+        "Floors, every timed run (req/s):",
+        "",
+        "| floor | runs | req/s, each run | p50 ms (median) | p99 ms (median) | SQL/request |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
     for key, runs in bench.floor_runs.items():
         out.append(
             f"| {bench.floor_loads[key].title} | {len(runs)} | {', '.join(f'{r.rps:,.0f}' for r in runs)} | "
@@ -1375,8 +1521,10 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(results_table(bench.rows)))
     mem = memory_summary(bench)
     if mem:
-        print(f"\nworker peak RSS {mem['peak']:,} KiB vs floors-only {mem['floor_hwm']:,} KiB: x{mem['ratio']:.2f} "
-              f"(target <= {RSS_RATIO:g})")
+        print(
+            f"\nworker peak RSS {mem['peak']:,} KiB vs floors-only {mem['floor_hwm']:,} KiB: x{mem['ratio']:.2f} "
+            f"(target <= {RSS_RATIO:g})"
+        )
     if bench.comparison:
         print()
         print("\n".join(comparison_table(bench)))

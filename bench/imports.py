@@ -44,8 +44,14 @@ COMMAND = (
 )
 RECONCILED = 200  # subjects the reconcile runs on: the biggest half, a random half
 FAULTS = (
-    "reply_before_parent", "reply_across_subjects", "top_level_out_of_date_order", "top_level_floor_gaps",
-    "reply_floor_gaps", "subject_counter_faults", "reply_count_faults", "subjects_fixed",
+    "reply_before_parent",
+    "reply_across_subjects",
+    "top_level_out_of_date_order",
+    "top_level_floor_gaps",
+    "reply_floor_gaps",
+    "subject_counter_faults",
+    "reply_count_faults",
+    "subjects_fixed",
 )
 PHASES = ("stage", "place_threads", "sift_comments", "insert_comments")
 
@@ -57,7 +63,8 @@ def parse_args(argv=None):
     parser.add_argument("--again", action="store_true", help="import the same file a second time (must add nothing)")
     parser.add_argument("--output", default="docs/benchmarks.md", help="file with the block to replace; '-' for none")
     parser.add_argument(
-        "--report", action="store_true",
+        "--report",
+        action="store_true",
         help="no import: check the site of the last run and write the block from its saved figures (var/bench/)",
     )
     parser.add_argument("--profile", action="store_true", help="profile the command's CPU (var/bench/import-N.prof)")
@@ -125,11 +132,23 @@ def child(spec: dict) -> None:
             # CPU time, not wall time: on a shared machine the wall clock mostly measures the
             # others.
             profiler = cProfile.Profile(time.process_time)
-            profiler.runcall(call_command, "import_comments", spec["file"], site=spec["site"], format="disqus", workers=spec["workers"])
+            profiler.runcall(
+                call_command,
+                "import_comments",
+                spec["file"],
+                site=spec["site"],
+                format="disqus",
+                workers=spec["workers"],
+            )
             profiler.dump_stats(spec["profile"])
         else:
             call_command("import_comments", spec["file"], site=spec["site"], format="disqus", workers=spec["workers"])
-    stats = {"statements": statements, "phases": phases, "batches": batches, "backend_cpu": _process_cpu(backend) - backend_start}
+    stats = {
+        "statements": statements,
+        "phases": phases,
+        "batches": batches,
+        "backend_cpu": _process_cpu(backend) - backend_start,
+    }
     Path(spec["stats"]).write_text(json.dumps(stats))
 
 
@@ -150,7 +169,10 @@ def run_child(file: str, site: str, workers: int, profile: str = "") -> dict:
     started = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench.imports", "--child", json.dumps(spec)],
-        cwd=BASE_DIR, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=BASE_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     lines = []
     for line in proc.stdout:
@@ -164,8 +186,11 @@ def run_child(file: str, site: str, workers: int, profile: str = "") -> dict:
     stats = json.loads(Path(stats_path).read_text())
     os.unlink(stats_path)
     return {
-        "wall": wall, "rss_mb": usage.ru_maxrss / 1024, "cpu": usage.ru_utime + usage.ru_stime,
-        "lines": lines, **stats,
+        "wall": wall,
+        "rss_mb": usage.ru_maxrss / 1024,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "lines": lines,
+        **stats,
     }
 
 
@@ -187,7 +212,9 @@ def profile_summary(path: str) -> list[str]:
     stats = pstats.Stats(path).stats  # type: ignore[attr-defined]  # the raw table, not in typeshed
 
     def cumulative(file: str, function: str) -> float:
-        return sum(c for (f, _, name), (_, _, _, c, _) in stats.items() if name == function and os.path.basename(f) == file)
+        return sum(
+            c for (f, _, name), (_, _, _, c, _) in stats.items() if name == function and os.path.basename(f) == file
+        )
 
     total = cumulative("__init__.py", "call_command")
     lines = [f"profile (CPU seconds of the command's process): {total:.0f} s in all"]
@@ -201,7 +228,11 @@ def spread(batches: list) -> dict:
     """The cost per 1,000 comments of the first, middle and last tenth of the batches: flat
     when the cost per comment does not grow with what is already imported."""
     tenth = max(1, len(batches) // 10)
-    parts = {"first tenth": batches[:tenth], "middle tenth": batches[len(batches) // 2 - tenth // 2:][:tenth], "last tenth": batches[-tenth:]}
+    parts = {
+        "first tenth": batches[:tenth],
+        "middle tenth": batches[len(batches) // 2 - tenth // 2 :][:tenth],
+        "last tenth": batches[-tenth:],
+    }
     out = {}
     for name, part in parts.items():
         count = sum(b[0] for b in part) or 1
@@ -271,8 +302,8 @@ def check(site) -> dict:
     # The repository's own reconcile (every counter, descendants included) on the biggest
     # subjects and a random sample of the others: all of them would take longer than the import.
     subjects = Subject.objects.filter(site=site)
-    biggest = list(subjects.order_by("-comment_count").values_list("pk", flat=True)[:RECONCILED // 2])
-    sample = list(subjects.exclude(pk__in=biggest).order_by("?").values_list("pk", flat=True)[:RECONCILED // 2])
+    biggest = list(subjects.order_by("-comment_count").values_list("pk", flat=True)[: RECONCILED // 2])
+    sample = list(subjects.exclude(pk__in=biggest).order_by("?").values_list("pk", flat=True)[: RECONCILED // 2])
     fixed = 0
     for subject_id in biggest + sample:
         report = subject_reconcile_counters(subject_id=subject_id)
@@ -353,9 +384,14 @@ def measure(args, key: str) -> dict:
         print(f"  written in {time.monotonic() - started:.0f} s", flush=True)
     call_command("create_site", key, name=f"Import bench, {args.comments:,} comments")
     run = {
-        "started_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
-        "postgres": _postgres(), "code": code_version(), "size_mb": export.stat().st_size / 1e6,
-        "workers": args.workers, "load_start": _load(), "calibration_start": calibrate(),
+        "started_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "postgres": _postgres(),
+        "code": code_version(),
+        "size_mb": export.stat().st_size / 1e6,
+        "workers": args.workers,
+        "load_start": _load(),
+        "calibration_start": calibrate(),
         "command": f"manage.py import_comments --site {key} --format disqus {export.relative_to(BASE_DIR)}"
         + (f" --workers {args.workers}" if args.workers != 1 else ""),
     }
@@ -365,15 +401,25 @@ def measure(args, key: str) -> dict:
     run["first"] = run_child(str(export), key, args.workers, profile)
     first = run["first"]
     run["share"] = cpu_share(
-        cpu_before, cpu_sample(), own=first["cpu"] + first["backend_cpu"],
-        own_label="the import (the command, its render processes, its PostgreSQL backend)", others_label="other users of the machine",
+        cpu_before,
+        cpu_sample(),
+        own=first["cpu"] + first["backend_cpu"],
+        own_label="the import (the command, its render processes, its PostgreSQL backend)",
+        others_label="other users of the machine",
     )
     run["load_end"] = _load()
-    print(f"  wall {first['wall']:.1f} s, peak RSS {first['rss_mb']:.0f} MB, CPU {first['cpu']:.1f} s, "
-          f"PostgreSQL backend CPU {first['backend_cpu']:.1f} s; phases "
-          + ", ".join(f"{k} {v:.1f} s" for k, v in first["phases"].items()) + f"; statements {dict(first['statements'])}", flush=True)
+    print(
+        f"  wall {first['wall']:.1f} s, peak RSS {first['rss_mb']:.0f} MB, CPU {first['cpu']:.1f} s, "
+        f"PostgreSQL backend CPU {first['backend_cpu']:.1f} s; phases "
+        + ", ".join(f"{k} {v:.1f} s" for k, v in first["phases"].items())
+        + f"; statements {dict(first['statements'])}",
+        flush=True,
+    )
     for name, (count, wall, cpu, db) in spread(first["batches"]).items():
-        print(f"  {name}: {count:,} comments, per 1,000: wall {wall:.2f} s, CPU {cpu:.2f} s, PostgreSQL CPU {db:.2f} s", flush=True)
+        print(
+            f"  {name}: {count:,} comments, per 1,000: wall {wall:.2f} s, CPU {cpu:.2f} s, PostgreSQL CPU {db:.2f} s",
+            flush=True,
+        )
     if profile:
         run["profile"] = profile_summary(profile)
         print("\n".join(f"  {line}" for line in run["profile"]), flush=True)
@@ -399,24 +445,34 @@ def report(args, run: dict, site) -> int:
         imported_again = next((int(m.group(1).replace(",", "")) for m in found if m), None)
     faults = sum(checked[k] for k in FAULTS)
     verdicts = [
-        (f"the import of {args.comments:,} comments < {TARGET_SECONDS // 60} minutes", f"{first['wall'] / 60:.1f} min",
-         first["wall"] < TARGET_SECONDS),
+        (
+            f"the import of {args.comments:,} comments < {TARGET_SECONDS // 60} minutes",
+            f"{first['wall'] / 60:.1f} min",
+            first["wall"] < TARGET_SECONDS,
+        ),
         (f"peak RSS < {TARGET_RSS_MB} MB", f"{first['rss_mb']:.0f} MB", first["rss_mb"] < TARGET_RSS_MB),
-        ("every comment imported; tree, floors and counters right",
-         f"{n:,} comments; {faults} faults (" + ", ".join(f"{k.replace('_', ' ')} {checked[k]}" for k in FAULTS)
-         + f"; the reconcile ran on {checked['subjects_reconciled']} of {checked['subjects']:,} subjects)",
-         n == args.comments and not faults),
+        (
+            "every comment imported; tree, floors and counters right",
+            f"{n:,} comments; {faults} faults ("
+            + ", ".join(f"{k.replace('_', ' ')} {checked[k]}" for k in FAULTS)
+            + f"; the reconcile ran on {checked['subjects_reconciled']} of {checked['subjects']:,} subjects)",
+            n == args.comments and not faults,
+        ),
     ]
     if again is not None:
-        verdicts.append(("importing the same file again adds nothing", f"{imported_again} comments imported", imported_again == 0))
+        verdicts.append(
+            ("importing the same file again adds nothing", f"{imported_again} comments imported", imported_again == 0)
+        )
     for target, measured, ok in verdicts:
         print(f"{'PASS' if ok else 'FAIL'}  {target}: {measured}")
 
     summary = [line for line in first["lines"] if not line.startswith(("reading:", "importing:"))]
     phases = first["phases"]
     phase_names = {
-        "stage": "reading the file into the staging table", "place_threads": "threads to subjects",
-        "sift_comments": "duplicates, known items, orphans, early replies", "insert_comments": "inserting the comments",
+        "stage": "reading the file into the staging table",
+        "place_threads": "threads to subjects",
+        "sift_comments": "duplicates, known items, orphans, early replies",
+        "insert_comments": "inserting the comments",
     }
     info = run["machine"]
     flags = f" --workers {run['workers']}" if run["workers"] != 1 else ""
@@ -453,8 +509,10 @@ def report(args, run: dict, site) -> int:
         *[f"| {phase_names[p]} (wall) | {phases[p]:.0f} s |" for p in PHASES if p in phases],
         f"| statements per 1,000 comments (COPYs included) | {per_thousand:.1f} |",
         f"| statements in all | {', '.join(f'{k} {v:,}' for k, v in statements.most_common())} |",
-        *[f"| per 1,000 comments, {name} of the batches: wall, CPU, PostgreSQL CPU | {wall:.2f} s, {cpu:.2f} s, {db:.2f} s |"
-          for name, (_, wall, cpu, db) in spread(first["batches"]).items()],
+        *[
+            f"| per 1,000 comments, {name} of the batches: wall, CPU, PostgreSQL CPU | {wall:.2f} s, {cpu:.2f} s, {db:.2f} s |"
+            for name, (_, wall, cpu, db) in spread(first["batches"]).items()
+        ],
     ]
     if again is not None:
         block += [
@@ -462,7 +520,11 @@ def report(args, run: dict, site) -> int:
             f"| the same file again: peak RSS | {again['rss_mb']:.0f} MB |",
         ]
     if run.get("profile"):
-        block += ["", f"Where the command's CPU goes (`--profile`, cProfile with a CPU clock): {run['profile'][0].split(': ', 1)[1]}", ""]
+        block += [
+            "",
+            f"Where the command's CPU goes (`--profile`, cProfile with a CPU clock): {run['profile'][0].split(': ', 1)[1]}",
+            "",
+        ]
         block += [f"- {line}" for line in run["profile"][1:]]
     block += [
         "",
@@ -486,9 +548,13 @@ def report(args, run: dict, site) -> int:
     text = "\n".join(block)
     if args.output != "-":
         path = BASE_DIR / args.output
-        kept = re.search(r"<!-- import-notes:start -->.*?<!-- import-notes:end -->", path.read_text() if path.exists() else "", re.S)
+        kept = re.search(
+            r"<!-- import-notes:start -->.*?<!-- import-notes:end -->", path.read_text() if path.exists() else "", re.S
+        )
         if kept:
-            text = re.sub(r"<!-- import-notes:start -->.*?<!-- import-notes:end -->", lambda _: kept.group(0), text, flags=re.S)
+            text = re.sub(
+                r"<!-- import-notes:start -->.*?<!-- import-notes:end -->", lambda _: kept.group(0), text, flags=re.S
+            )
         write_block(path, text)
         print(f"bench: wrote the import block of {args.output}")
     return 0 if all(ok for _, _, ok in verdicts) else 1

@@ -86,14 +86,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         prog="python -m bench.likes",
         description="Measure the like endpoint, its throughput, the flush and a comment with a million likes.",
     )
-    parser.add_argument("--million", type=int, default=1_000_000, help="likes of the big comment = bench users (1000000)")
+    parser.add_argument(
+        "--million", type=int, default=1_000_000, help="likes of the big comment = bench users (1000000)"
+    )
     parser.add_argument("--iterations", type=int, default=1000, help="timed requests per measured call (1000)")
     parser.add_argument("--warmup", type=int, default=100, help="untimed requests before each timed run (100)")
     parser.add_argument("--actors", type=int, default=200, help="users liking and unliking in measurement 1 (200)")
     parser.add_argument("--flush-users", type=int, default=1000, help="users of the flush measurement (1000)")
     parser.add_argument("--flush-comments", type=int, default=100, help="comments of the flush measurement (100)")
     parser.add_argument(
-        "--flush-batches", default="1000,20000",
+        "--flush-batches",
+        default="1000,20000",
         help="more LIKES_FLUSH_BATCH values to flush the same events with, besides the setting (1000,20000; '' for none)",
     )
     parser.add_argument("--duration", type=float, default=6.0, help="seconds of each timed throughput run (6)")
@@ -102,13 +105,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=8, help="concurrent connections of the load generator (8)")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (2)")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker, gthread (4)")
-    parser.add_argument("--load-generator", choices=["auto", "wrk", "python"], default="auto", help="auto: wrk if installed")
+    parser.add_argument(
+        "--load-generator", choices=["auto", "wrk", "python"], default="auto", help="auto: wrk if installed"
+    )
     parser.add_argument("--reseed", action="store_true", help="rebuild the benchmark's subjects (the users are kept)")
     parser.add_argument(
         "--only", default="", help="comma-separated subset of endpoint,throughput,flush,million (default: all)"
     )
     parser.add_argument(
-        "--output", default=str(DEFAULT_OUTPUT),
+        "--output",
+        default=str(DEFAULT_OUTPUT),
         help="Markdown report whose likes block is written ('-' for none; default docs/benchmarks.md)",
     )
     return parser.parse_args(argv)
@@ -212,8 +218,7 @@ class SubjectSpec:
 
     def signature(self) -> str:
         return (
-            f"likes bench v{DATA_VERSION}: comments={self.comments} likes={self.likes} big={self.big} "
-            f"seed={self.seed}"
+            f"likes bench v{DATA_VERSION}: comments={self.comments} likes={self.likes} big={self.big} seed={self.seed}"
         )
 
 
@@ -252,7 +257,9 @@ def ensure_users(n: int) -> tuple[list[int], str]:
             for i in range(n):
                 name = user_name(i)
                 if name not in existing:
-                    copy.write_row((UNUSABLE_PASSWORD, False, name, "", "", "", False, True, now, f"Likes Bench {i}", ""))
+                    copy.write_row(
+                        (UNUSABLE_PASSWORD, False, name, "", "", "", False, True, now, f"Likes Bench {i}", "")
+                    )
     have = ids()
     assert len(have) == n, (len(have), n)
     return have, f"inserted {n - len(existing):,} in {time.perf_counter() - started:.0f} s"
@@ -291,7 +298,9 @@ def ensure_subject(site, spec: SubjectSpec, users: list[int], reseed: bool):
         seed.purge_comments("subject_id = %s", [subject.pk])
         subject.delete()
     authors, likers = users[:1000], users[1000:2000]
-    shape = seed.Shape(comments=spec.comments, users=len(authors), likes=spec.likes, seed=spec.seed, background_comments=0)
+    shape = seed.Shape(
+        comments=spec.comments, users=len(authors), likes=spec.likes, seed=spec.seed, background_comments=0
+    )
     end = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
     nodes, _, bodies = seed.plan(shape, end, worker=spec.worker)
     big = None
@@ -302,8 +311,12 @@ def ensure_subject(site, spec: SubjectSpec, users: list[int], reseed: bool):
     end_ms = max(n.ms for n in nodes)
     with transaction.atomic():
         subject = Subject.objects.create(
-            site=site, key=spec.key, title=spec.signature(), url=f"https://bench.example/{spec.key}",
-            mode="two_level", comment_count=sum(1 for n in nodes if n.counted),
+            site=site,
+            key=spec.key,
+            title=spec.signature(),
+            url=f"https://bench.example/{spec.key}",
+            mode="two_level",
+            comment_count=sum(1 for n in nodes if n.counted),
             root_count=sum(1 for n in nodes if n.counted and n.parent is None),
             floor_seq=sum(1 for n in nodes if n.parent is None),
         )
@@ -439,13 +452,15 @@ class LikesBench:
                 return
             self.disturbed.append(f"{part} (attempt {attempt})")
             log(f"bench: the Redis database was emptied by another process during '{part}'; its figures are dropped")
-            del self.endpoint[kept[0]:], self.million[kept[1]:], self.flushes[kept[2]:], self.checks[kept[3]:]
+            del self.endpoint[kept[0] :], self.million[kept[1] :], self.flushes[kept[2] :], self.checks[kept[3] :]
             if part == "throughput":
                 self.throughput = {}
             drain(self.r)
             self.reset()
-        sys.exit(f"bench.likes: the Redis database kept being emptied during '{part}'; use one nobody else uses "
-                 "(LIKES_REDIS_URL=redis://127.0.0.1:6379/<n>)")
+        sys.exit(
+            f"bench.likes: the Redis database kept being emptied during '{part}'; use one nobody else uses "
+            "(LIKES_REDIS_URL=redis://127.0.0.1:6379/<n>)"
+        )
 
     # dataset -----------------------------------------------------------------------------
 
@@ -465,10 +480,10 @@ class LikesBench:
         site, _ = Site.objects.get_or_create(key=SITE_KEY, defaults={"name": "Likes benchmark"})
         specs = {
             "endpoint": SubjectSpec("likes-endpoint", comments=1000, likes=50_000, seed=7, worker=253),
-            "million": SubjectSpec("likes-million", comments=200, likes=5_000, seed=8, worker=252, big=self.args.million),
-            "flush": SubjectSpec(
-                "likes-flush", comments=self.args.flush_comments, likes=0, seed=9, worker=251
+            "million": SubjectSpec(
+                "likes-million", comments=200, likes=5_000, seed=8, worker=252, big=self.args.million
             ),
+            "flush": SubjectSpec("likes-flush", comments=self.args.flush_comments, likes=0, seed=9, worker=251),
         }
         self.subjects = {}
         for name, spec in specs.items():
@@ -602,11 +617,16 @@ class LikesBench:
             cold_wall.append(wall)
             mark(pair, True)
         average = self.facts["endpoint_likes"] / max(1, self.facts["endpoint_likeable"])
-        self.endpoint.append(Measured(
-            "first like of a comment whose state is not in Redis (loaded from its rows)",
-            "PUT /api/v1/comments/{id}/like", Timing.of(cold_wall), queries=cold_q[0], redis=cold_q[1],
-            note=f"{len(cold_wall)} comments, ~{average:.0f} likers each on average",
-        ))
+        self.endpoint.append(
+            Measured(
+                "first like of a comment whose state is not in Redis (loaded from its rows)",
+                "PUT /api/v1/comments/{id}/like",
+                Timing.of(cold_wall),
+                queries=cold_q[0],
+                redis=cold_q[1],
+                note=f"{len(cold_wall)} comments, ~{average:.0f} likers each on average",
+            )
+        )
         log(f"  first touch (cold)  p50 {self.endpoint[-1].timing.p50:.2f}  p99 {self.endpoint[-1].timing.p99:.2f}")
         # Steady state: every comment's state in Redis (as after its first touch, or its posting).
         started = time.perf_counter()
@@ -646,14 +666,23 @@ class LikesBench:
         for method, verb in (("PUT", "like"), ("DELETE", "unlike")):
             wall, cpu = samples[method]
             q, trips, sql_ms, _ = counts[method]
-            self.endpoint.append(Measured(
-                f"{verb} (state in Redis)", f"{method} /api/v1/comments/{{id}}/like", Timing.of(wall), Timing.of(cpu),
-                queries=q, redis=trips, sql_ms=sql_ms,
-                note=f"{len(actors)} users over {len(targets)} comments, alternating like/unlike",
-            ))
+            self.endpoint.append(
+                Measured(
+                    f"{verb} (state in Redis)",
+                    f"{method} /api/v1/comments/{{id}}/like",
+                    Timing.of(wall),
+                    Timing.of(cpu),
+                    queries=q,
+                    redis=trips,
+                    sql_ms=sql_ms,
+                    note=f"{len(actors)} users over {len(targets)} comments, alternating like/unlike",
+                )
+            )
             m = self.endpoint[-1]
-            log(f"  {verb:<6} queries {q}, Redis round trips {trips[0]} ({trips[1]} likes)  "
-                f"p50 {m.timing.p50:.2f}  p99 {m.timing.p99:.2f}  max {m.timing.max:.2f}")
+            log(
+                f"  {verb:<6} queries {q}, Redis round trips {trips[0]} ({trips[1]} likes)  "
+                f"p50 {m.timing.p50:.2f}  p99 {m.timing.p99:.2f}  max {m.timing.max:.2f}"
+            )
         self.facts["endpoint_liked_left"] = len(liked)
         # Everything reaches the database and agrees with Redis.
         flushed = drain(self.r)
@@ -673,7 +702,8 @@ class LikesBench:
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT c.id, c.like_count, (SELECT count(*) FROM likes_like l WHERE l.comment_id = c.id AND l.active) "
-                "FROM comment_index c WHERE c.subject_id = %s", [sid],
+                "FROM comment_index c WHERE c.subject_id = %s",
+                [sid],
             )
             rows = {c: (n, active) for c, n, active in cursor.fetchall()}
             cursor.execute(
@@ -687,8 +717,8 @@ class LikesBench:
         detail = (
             f"flushed {flushed:,} events; like_count = active rows = Redis count for all {len(rows)} comments, "
             f"and the {len(stored):,} likes left by the benchmark users are in the database"
-            if ok else
-            f"{len(bad)} comments disagree (e.g. {[(c, live_counts.get(c), rows.get(c)) for c in bad[:3]]}); "
+            if ok
+            else f"{len(bad)} comments disagree (e.g. {[(c, live_counts.get(c), rows.get(c)) for c in bad[:3]]}); "
             f"benchmark likes in the database {len(stored)} vs expected {len(expected)}"
         )
         self.checks.append((f"{label}: database agrees with Redis after the flush", ok, detail))
@@ -738,9 +768,16 @@ class LikesBench:
                         break
             seconds = time.perf_counter() - started
             result = {
-                "kind": kind, "batch": batch, "default": batch == default, "events": length, "seconds": seconds,
-                "queue_s": queue_s, "batches": sum(r.batches for r in reports),
-                "flushed": sum(r.events for r in reports), "calls": len(reports), "sql_s": sql[0],
+                "kind": kind,
+                "batch": batch,
+                "default": batch == default,
+                "events": length,
+                "seconds": seconds,
+                "queue_s": queue_s,
+                "batches": sum(r.batches for r in reports),
+                "flushed": sum(r.events for r in reports),
+                "calls": len(reports),
+                "sql_s": sql[0],
                 "statements": sql[1],
             }
             result["ok"], result["check"] = self.check_flush(sid, comments, users, kind, n)
@@ -783,7 +820,8 @@ class LikesBench:
             active, rows = cursor.fetchone()
             cursor.execute(
                 "SELECT coalesce(sum(like_count), 0), min(like_count), max(like_count) FROM comment_index "
-                "WHERE subject_id = %s", [sid],
+                "WHERE subject_id = %s",
+                [sid],
             )
             total, low, high = cursor.fetchone()
         stream = keys.events(sid)
@@ -871,10 +909,18 @@ class LikesBench:
         for method, verb in (("PUT", "like"), ("DELETE", "unlike")):
             q, trips, sql_ms = counts[method]
             wall, cpu = samples[method]
-            self.million.append(Measured(
-                f"{verb} the comment", f"{method} {path.replace(str(big.pk), '{id}')}", Timing.of(wall), Timing.of(cpu),
-                queries=q, redis=trips, sql_ms=sql_ms, note=f"{len(tokens)} users who like it: unlike, then like again",
-            ))
+            self.million.append(
+                Measured(
+                    f"{verb} the comment",
+                    f"{method} {path.replace(str(big.pk), '{id}')}",
+                    Timing.of(wall),
+                    Timing.of(cpu),
+                    queries=q,
+                    redis=trips,
+                    sql_ms=sql_ms,
+                    note=f"{len(tokens)} users who like it: unlike, then like again",
+                )
+            )
         # "liked" and counts of the page: the live provider the list calls.
         pairs = [(c, sid) for c in page_ids]
         viewer = actors[0]
@@ -882,7 +928,9 @@ class LikesBench:
             queries.page_like_state(pairs, viewer)
         with RoundTrips() as trips:
             got = queries.page_like_state(pairs, viewer)
-        assert len(got) == len(pairs) and got[big.pk][1] is True and got[big.pk][0] >= big.like_count - 1, got.get(big.pk)
+        assert len(got) == len(pairs) and got[big.pk][1] is True and got[big.pk][0] >= big.like_count - 1, got.get(
+            big.pk
+        )
         wall, cpu = [], []
         settle_heap()
         for _ in range(self.args.iterations):
@@ -890,33 +938,49 @@ class LikesBench:
             queries.page_like_state(pairs, viewer)
             wall.append((time.perf_counter() - w0) * 1000)
             cpu.append((time.process_time() - c0) * 1000)
-        self.million.append(Measured(
-            "like state of a 20-comment page including it (`page_like_state`)",
-            "likes.queries.page_like_state(20 comments, viewer)", Timing.of(wall), Timing.of(cpu),
-            queries=0, redis=(trips.total, trips.likes), note="count and \"liked\" of each, one pipeline",
-        ))
+        self.million.append(
+            Measured(
+                "like state of a 20-comment page including it (`page_like_state`)",
+                "likes.queries.page_like_state(20 comments, viewer)",
+                Timing.of(wall),
+                Timing.of(cpu),
+                queries=0,
+                redis=(trips.total, trips.likes),
+                note='count and "liked" of each, one pipeline',
+            )
+        )
         # The same page as the list serves it.
         self.measure_get(
-            "that page as the list serves it (authenticated)", f"GET {list_path.replace(str(sid), '{subject}')}?mode=flat&limit=20",
-            lambda: self.client.get(list_path, params, headers=auth(tokens[0])), "20 comments, all states in Redis",
+            "that page as the list serves it (authenticated)",
+            f"GET {list_path.replace(str(sid), '{subject}')}?mode=flat&limit=20",
+            lambda: self.client.get(list_path, params, headers=auth(tokens[0])),
+            "20 comments, all states in Redis",
         )
         # The likers: first page, and a page from the middle by cursor.
         likers_path = f"/api/v1/comments/{big.pk}/likers"
         self.measure_get(
-            "likers, first page", f"GET {likers_path.replace(str(big.pk), '{id}')}",
-            lambda: self.client.get(likers_path), "20 likers, oldest first (anonymous reader)",
+            "likers, first page",
+            f"GET {likers_path.replace(str(big.pk), '{id}')}",
+            lambda: self.client.get(likers_path),
+            "20 likers, oldest first (anonymous reader)",
         )
         member, score = self.admin.zrange(key, self.cold["members"] // 2, self.cold["members"] // 2, withscores=True)[0]  # type: ignore[str-unpack]  # (member, score)
         cursor = encode_cursor(f"likers:{big.pk}", {"t": int(score) * 1000, "u": int(member)})
         self.measure_get(
-            f"likers, page after the {self.cold['members'] // 2:,}th", f"GET {likers_path.replace(str(big.pk), '{id}')}?cursor=…",
-            lambda: self.client.get(likers_path, {"cursor": cursor}), "by cursor (anonymous reader)",
+            f"likers, page after the {self.cold['members'] // 2:,}th",
+            f"GET {likers_path.replace(str(big.pk), '{id}')}?cursor=…",
+            lambda: self.client.get(likers_path, {"cursor": cursor}),
+            "by cursor (anonymous reader)",
         )
         for m in self.million:
-            log(f"  {m.title[:60]:<60} queries {m.queries}  Redis {m.redis[0] if m.redis else '-'}  "
-                f"p50 {m.timing.p50:.2f}  p99 {m.timing.p99:.2f}")
+            log(
+                f"  {m.title[:60]:<60} queries {m.queries}  Redis {m.redis[0] if m.redis else '-'}  "
+                f"p50 {m.timing.p50:.2f}  p99 {m.timing.p99:.2f}"
+            )
         flushed = drain(self.r)
-        self.check_subject(sid, [big.pk], "measurement 4", expected={(u, big.pk) for u in actors}, actors=actors, flushed=flushed)
+        self.check_subject(
+            sid, [big.pk], "measurement 4", expected={(u, big.pk) for u in actors}, actors=actors, flushed=flushed
+        )
         live.drop(self.r, [(big.pk, sid)])  # 80+ MiB of Redis; the next run measures loading it again anyway
 
     def measure_get(self, title, request, call, note):
@@ -932,10 +996,18 @@ class LikesBench:
             w, c, _ = timed(call)
             wall.append(w)
             cpu.append(c)
-        self.million.append(Measured(
-            title, request, Timing.of(wall), Timing.of(cpu), queries=len(sql), redis=(trips.total, trips.likes),
-            sql_ms=sql_ms, note=note,
-        ))
+        self.million.append(
+            Measured(
+                title,
+                request,
+                Timing.of(wall),
+                Timing.of(cpu),
+                queries=len(sql),
+                redis=(trips.total, trips.likes),
+                sql_ms=sql_ms,
+                note=note,
+            )
+        )
 
     # 2. throughput --------------------------------------------------------------------------------
 
@@ -953,12 +1025,20 @@ class LikesBench:
             sys.exit("bench.likes: wrk is not installed (apt-get install wrk), or use --load-generator python")
         port = free_port()
         base = f"http://127.0.0.1:{port}"
-        log(f"bench: 2. throughput: gunicorn {self.args.workers} workers x {self.args.threads} threads (gthread) on "
-            f"{base}, {generator}, {self.args.connections} connections")
-        server = Server(port, settings_module="bench.likes_settings", workers=self.args.workers, threads=self.args.threads)
+        log(
+            f"bench: 2. throughput: gunicorn {self.args.workers} workers x {self.args.threads} threads (gthread) on "
+            f"{base}, {generator}, {self.args.connections} connections"
+        )
+        server = Server(
+            port, settings_module="bench.likes_settings", workers=self.args.workers, threads=self.args.threads
+        )
         t = self.throughput = {
-            "generator": generator, "port": port, "tokens": len(tokens), "comments": len(targets),
-            "gunicorn": server.description, "runs": [],
+            "generator": generator,
+            "port": port,
+            "tokens": len(tokens),
+            "comments": len(targets),
+            "gunicorn": server.description,
+            "runs": [],
         }
         workdir = Path(tempfile.mkdtemp(prefix="bench-likes-"))
         # Steady state, as in measurement 1: every target's like state in Redis before the
@@ -1033,8 +1113,15 @@ class LikesBench:
             total, idle = machine_after[0] - machine_before[0], machine_after[1] - machine_before[1]
             busy = (total - idle) / total if total else None
         return {
-            "view": view, "requests": out["requests"], "seconds": out["seconds"], "rps": out["requests"] / out["seconds"],
-            "errors": out["errors"], "p50": out["p50"], "p99": out["p99"], "cpu": cpu, "busy": busy,
+            "view": view,
+            "requests": out["requests"],
+            "seconds": out["seconds"],
+            "rps": out["requests"] / out["seconds"],
+            "errors": out["errors"],
+            "p50": out["p50"],
+            "p99": out["p99"],
+            "cpu": cpu,
+            "busy": busy,
             "busiest_worker": busiest,
         }
 
@@ -1077,13 +1164,17 @@ end
 
 def run_wrk(workdir: Path, base: str, paths: list[str], tokens: list[str], seconds: float, connections: int) -> dict:
     script = WRK_SCRIPT % {
-        "tokens": ", ".join(json.dumps(t) for t in tokens), "paths": ", ".join(json.dumps(p) for p in paths),
+        "tokens": ", ".join(json.dumps(t) for t in tokens),
+        "paths": ", ".join(json.dumps(p) for p in paths),
     }
     data = run_wrk_script(script, base, seconds=seconds, connections=connections, threads=1, workdir=workdir)
     errors = data["connect"] + data["read"] + data["write"] + data["status"] + data["timeout"]
     return {
-        "requests": data["requests"], "seconds": data["duration_us"] / 1e6, "errors": errors,
-        "p50": data["p50_us"] / 1000, "p99": data["p99_us"] / 1000,
+        "requests": data["requests"],
+        "seconds": data["duration_us"] / 1e6,
+        "errors": errors,
+        "p50": data["p50_us"] / 1000,
+        "p99": data["p99_us"] / 1000,
     }
 
 
@@ -1098,8 +1189,11 @@ def run_python_load(base: str, paths: list[str], tokens: list[str], seconds: flo
     )
     payload = json.dumps([base, paths, tokens, seconds, connections])
     done = subprocess.run(
-        [sys.executable, "-c", code, payload, "bench-load"], capture_output=True, text=True,
-        timeout=seconds + 60, cwd=BASE_DIR,
+        [sys.executable, "-c", code, payload, "bench-load"],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 60,
+        cwd=BASE_DIR,
     )
     if done.returncode != 0:
         raise RuntimeError(f"the load generator failed: {done.stderr[-2000:]}")
@@ -1129,7 +1223,9 @@ def _python_load(base: str, paths: list[str], tokens: list[str], seconds: float,
             method = "PUT" if (n // pairs) % 2 == 0 else "DELETE"
             started = time.perf_counter()
             try:
-                conn.request(method, paths[k // len(tokens)], headers={"Authorization": f"Bearer {tokens[k % len(tokens)]}"})
+                conn.request(
+                    method, paths[k // len(tokens)], headers={"Authorization": f"Bearer {tokens[k % len(tokens)]}"}
+                )
                 response = conn.getresponse()
                 response.read()
                 ok = response.status == 200
@@ -1160,7 +1256,12 @@ def _python_load(base: str, paths: list[str], tokens: list[str], seconds: float,
 
 
 ENV_NAMES = (
-    "DJANGO_SECRET_KEY", "DATABASE_URL", "REDIS_URL", "LIKES_REDIS_URL", "CELERY_BROKER_URL", "RATE_LIMITS",
+    "DJANGO_SECRET_KEY",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "LIKES_REDIS_URL",
+    "CELERY_BROKER_URL",
+    "RATE_LIMITS",
     "LIKES_FLUSH_BATCH",
 )
 # As given on the command line: Celery's configuration writes CELERY_BROKER_URL into os.environ.
@@ -1187,40 +1288,53 @@ def verdicts(bench: LikesBench) -> list[Verdict]:
     for verb in ("like", "unlike"):
         m = by_title.get(f"{verb} (state in Redis)")
         if m:
-            out.append(Verdict(
-                f"{verb} endpoint p99 < {LIKE_P99_MS:g} ms (server-side)",
-                f"p99 {m.timing.p99:.2f} ms (p50 {m.timing.p50:.2f}, {m.queries} queries, {m.redis[0]} Redis round trips)",
-                m.timing.p99 < LIKE_P99_MS,
-            ))
+            out.append(
+                Verdict(
+                    f"{verb} endpoint p99 < {LIKE_P99_MS:g} ms (server-side)",
+                    f"p99 {m.timing.p99:.2f} ms (p50 {m.timing.p50:.2f}, {m.queries} queries, {m.redis[0]} Redis round trips)",
+                    m.timing.p99 < LIKE_P99_MS,
+                )
+            )
     t = bench.throughput
     if t.get("runs"):
         errors = sum(r["errors"] for r in t["runs"])
-        out.append(Verdict(
-            f"like endpoint throughput >= {THROUGHPUT_RATIO:g} x an empty authenticated DRF view",
-            f"{t['like']:,.0f} vs {t['empty']:,.0f} req/s: x{t['ratio']:.2f} (CPU per request of all processes: "
-            f"{t['like_cpu']:.2f} vs {t['empty_cpu']:.2f} ms, x{t['cpu_ratio']:.2f})"
-            + (f"; {errors} failed requests" if errors else ""),
-            t["ratio"] >= THROUGHPUT_RATIO and errors == 0,
-        ))
+        out.append(
+            Verdict(
+                f"like endpoint throughput >= {THROUGHPUT_RATIO:g} x an empty authenticated DRF view",
+                f"{t['like']:,.0f} vs {t['empty']:,.0f} req/s: x{t['ratio']:.2f} (CPU per request of all processes: "
+                f"{t['like_cpu']:.2f} vs {t['empty_cpu']:.2f} ms, x{t['cpu_ratio']:.2f})"
+                + (f"; {errors} failed requests" if errors else ""),
+                t["ratio"] >= THROUGHPUT_RATIO and errors == 0,
+            )
+        )
     for run in bench.flushes:
         if run["default"] and run["kind"] == "like":
-            out.append(Verdict(
-                f"{run['events']:,} queued like events flushed in < {FLUSH_SECONDS:g} s (LIKES_FLUSH_BATCH={run['batch']})",
-                f"{run['seconds']:.2f} s ({run['events'] / run['seconds']:,.0f} events/s)",
-                run["seconds"] < FLUSH_SECONDS and run["ok"],
-            ))
+            out.append(
+                Verdict(
+                    f"{run['events']:,} queued like events flushed in < {FLUSH_SECONDS:g} s (LIKES_FLUSH_BATCH={run['batch']})",
+                    f"{run['seconds']:.2f} s ({run['events'] / run['seconds']:,.0f} events/s)",
+                    run["seconds"] < FLUSH_SECONDS and run["ok"],
+                )
+            )
     for m in bench.million:
         if m.title.startswith(("like the", "unlike the", "like state", "likers, first")):
-            out.append(Verdict(
-                f"comment with {bench.big.like_count:,} likes: {m.title.split(' (')[0]} p99 < {LIKE_P99_MS:g} ms",
-                f"p99 {m.timing.p99:.2f} ms (p50 {m.timing.p50:.2f})", m.timing.p99 < LIKE_P99_MS,
-            ))
+            out.append(
+                Verdict(
+                    f"comment with {bench.big.like_count:,} likes: {m.title.split(' (')[0]} p99 < {LIKE_P99_MS:g} ms",
+                    f"p99 {m.timing.p99:.2f} ms (p50 {m.timing.p50:.2f})",
+                    m.timing.p99 < LIKE_P99_MS,
+                )
+            )
     for what, ok, detail in bench.checks:
         out.append(Verdict(f"check: {what}", detail, ok))
     for run in bench.flushes:
-        out.append(Verdict(
-            f"check: the {run['kind']} flush (batch {run['batch']}) wrote exactly what was queued", run["check"], run["ok"]
-        ))
+        out.append(
+            Verdict(
+                f"check: the {run['kind']} flush (batch {run['batch']}) wrote exactly what was queued",
+                run["check"],
+                run["ok"],
+            )
+        )
     return out
 
 
@@ -1240,7 +1354,9 @@ def measured_table(rows: list[Measured]) -> list[str]:
     return out
 
 
-def render(bench: LikesBench, info: dict, verdict_list: list[Verdict], started: datetime, took: float, notes: str) -> str:
+def render(
+    bench: LikesBench, info: dict, verdict_list: list[Verdict], started: datetime, took: float, notes: str
+) -> str:
     from django.conf import settings
 
     f, a = bench.facts, bench.args
@@ -1310,8 +1426,10 @@ def render(bench: LikesBench, info: dict, verdict_list: list[Verdict], started: 
         ]
         out += measured_table(bench.endpoint)
         out += [
-            "", f"CPU during the timed requests: {f.get('cpu_endpoint', 'unknown')}. Over this whole measurement: "
-            f"{f.get('cpu_part_endpoint', 'unknown')}.", "",
+            "",
+            f"CPU during the timed requests: {f.get('cpu_endpoint', 'unknown')}. Over this whole measurement: "
+            f"{f.get('cpu_part_endpoint', 'unknown')}.",
+            "",
         ]
     t = bench.throughput
     if t.get("runs"):
@@ -1325,8 +1443,8 @@ def render(bench: LikesBench, info: dict, verdict_list: list[Verdict], started: 
             "health check and DRF) and `RATE_LIMITS=off`. Load: "
             + (
                 f"`wrk -t1 -c{a.connections} -d{max(1, round(a.duration))}s` (Debian's wrk) with a Lua script"
-                if t["generator"] == "wrk" else
-                f"a Python load generator in a separate process ({a.connections} threads, keep-alive connections)"
+                if t["generator"] == "wrk"
+                else f"a Python load generator in a separate process ({a.connections} threads, keep-alive connections)"
             )
             + f" rotating {t['tokens']} bearer tokens over {t['comments']} comments: each (user, comment) pair is "
             "liked on one pass and unliked on the next; the empty view gets the same requests at its own path. "
@@ -1439,8 +1557,10 @@ def main(argv: list[str] | None = None) -> int:
     bench.facts["redis_version"] = bench.r.info("server").get("redis_version")
     try:
         for part, run in (
-            ("throughput", bench.run_throughput), ("flush", bench.run_flush),
-            ("endpoint", bench.run_endpoint), ("million", bench.run_million),
+            ("throughput", bench.run_throughput),
+            ("flush", bench.run_flush),
+            ("endpoint", bench.run_endpoint),
+            ("million", bench.run_million),
         ):
             if part in bench.parts:
                 bench.guarded(part, run)

@@ -44,7 +44,11 @@ def parse_args(argv=None):
 
 def run_wordfilter() -> list[str]:
     out = subprocess.run(
-        [sys.executable, "-m", "bench.wordfilter"], cwd=BASE_DIR, capture_output=True, text=True, timeout=600,
+        [sys.executable, "-m", "bench.wordfilter"],
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     return [line for line in out.stdout.splitlines() if line.strip()]
 
@@ -81,7 +85,9 @@ def time_word_edits(site, actor, edits: int) -> list[float]:
         # The other process starts with the list as it is and its automaton compiled.
         poller = subprocess.Popen(
             [sys.executable, "-c", POLLER.format(root=str(BASE_DIR)), str(site.pk), f"a {word} here"],
-            cwd=BASE_DIR, stdout=subprocess.PIPE, text=True,
+            cwd=BASE_DIR,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert poller.stdout.readline().strip() == "ready"
         time.sleep(1.5)  # past its first recheck interval, so its lists are the old ones
@@ -110,7 +116,13 @@ def seed_tasks(site, subject) -> int:
     ids = [i for i in Comment.objects.filter(subject=subject).values_list("pk", flat=True) if i not in taken]
     reasons = [["report:spam"], ["word:crypto"], ["spam:links"], ["policy:pre"], ["report:abuse", "word:scam"]]
     batch = [
-        ReviewTask(comment_id=i, subject_id=subject.pk, site=site, reasons=rng.choice(reasons), priority=rng.choice((0, 1, 5, 10, 20, 25, 40, 60)))
+        ReviewTask(
+            comment_id=i,
+            subject_id=subject.pk,
+            site=site,
+            reasons=rng.choice(reasons),
+            priority=rng.choice((0, 1, 5, 10, 20, 25, 40, 60)),
+        )
         for i in ids[: TASKS - have]
     ]
     ReviewTask.objects.bulk_create(batch, batch_size=5000)
@@ -131,7 +143,10 @@ def time_queue(client, headers, site_key: str, iterations: int, warmup: int):
     for _ in range(499):
         cursor = client.get(url, {"site": site_key, "cursor": cursor}, **headers).json()["next_cursor"]
     results = {}
-    for label, params in (("first page", {"site": site_key}), ("page 500 (cursor)", {"site": site_key, "cursor": cursor})):
+    for label, params in (
+        ("first page", {"site": site_key}),
+        ("page 500 (cursor)", {"site": site_key, "cursor": cursor}),
+    ):
         with CaptureQueriesContext(connection) as queries:
             response = client.get(url, params, **headers)
         query_count = len(queries.captured_queries)  # now: the next request clears the log
@@ -194,9 +209,21 @@ def main(argv=None) -> int:
 
     filter_ok = any(line.startswith("PASS: scan without hits") for line in filter_lines)
     verdicts = [
-        ("word filter check p99 < 1 ms (10,000 words, 5,000 characters)", "see the bench.wordfilter lines above", filter_ok),
-        ("a word list edit visible to every process in < 5 s", f"at most {max(delays):.0f} ms over {len(delays)} edits (recheck interval {settings.MODERATION_WORDS_RECHECK:g} s)", max(delays) < 5000),
-        ("the queue's first page < 20 ms with 100,000 open tasks", f"p99 {queue['first page'][2]:.2f} ms ({queue['first page'][0]} queries; {open_tasks:,} open tasks)", queue["first page"][2] < 20),
+        (
+            "word filter check p99 < 1 ms (10,000 words, 5,000 characters)",
+            "see the bench.wordfilter lines above",
+            filter_ok,
+        ),
+        (
+            "a word list edit visible to every process in < 5 s",
+            f"at most {max(delays):.0f} ms over {len(delays)} edits (recheck interval {settings.MODERATION_WORDS_RECHECK:g} s)",
+            max(delays) < 5000,
+        ),
+        (
+            "the queue's first page < 20 ms with 100,000 open tasks",
+            f"p99 {queue['first page'][2]:.2f} ms ({queue['first page'][0]} queries; {open_tasks:,} open tasks)",
+            queue["first page"][2] < 20,
+        ),
     ]
     for target, measured, ok in verdicts:
         print(f"{'PASS' if ok else 'FAIL'}  {target}: {measured}")
@@ -225,7 +252,8 @@ def main(argv=None) -> int:
         "Another process holds the site's compiled list and scans a probe text every 10 ms; this one adds the word "
         "through `moderation.services.word_create` (which bumps the version in the shared Redis cache on commit). "
         f"Delay from the commit to the other process's first hit, {len(delays)} edits: "
-        + ", ".join(f"{d:.0f}" for d in delays) + " ms. "
+        + ", ".join(f"{d:.0f}" for d in delays)
+        + " ms. "
         f"The bound is the recheck interval (`MODERATION_WORDS_RECHECK`, {settings.MODERATION_WORDS_RECHECK:g} s) plus compiling the list.",
         "",
         "### The review queue with 100,000 open tasks",

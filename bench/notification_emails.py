@@ -79,10 +79,14 @@ def main(argv=None) -> int:
         controller.stop()
     left = Notification.objects.filter(subject=subject, email__in=[EmailState.QUEUED, EmailState.SENDING]).count()
     print(f"load average at the start {load}; Python speed check {speed:.0f} ms")
-    print(f"{queued:,} emails queued by the fan-out; {sent:,} sent, {Accept.received:,} received by the SMTP server, {left} left")
+    print(
+        f"{queued:,} emails queued by the fan-out; {sent:,} sent, {Accept.received:,} received by the SMTP server, {left} left"
+    )
     print(f"one batch of {mail.EMAIL_BATCH}: {len(one_batch.captured_queries)} statements ({first} emails)")
-    print(f"the rest: {sent - first:,} emails in {wall:.1f} s = {(sent - first) / wall:,.0f} emails/s "
-          f"(this process's CPU {cpu:.1f} s)")
+    print(
+        f"the rest: {sent - first:,} emails in {wall:.1f} s = {(sent - first) / wall:,.0f} emails/s "
+        f"(this process's CPU {cpu:.1f} s)"
+    )
     print(f"a second run sent {again}")
     return 0 if sent == queued == Accept.received and again == 0 and left == 0 else 1
 

@@ -93,10 +93,20 @@ def main() -> None:
     def request(path: str) -> None:
         body = json.dumps({"body": f"post_cost {time.time_ns()} {next(sent)}"}).encode()
         environ = {
-            "REQUEST_METHOD": "POST", "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "127.0.0.1",
-            "SERVER_PORT": "80", "HTTP_HOST": "127.0.0.1", "REMOTE_ADDR": "127.0.0.1", "wsgi.url_scheme": "http",
-            "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body),
-            "wsgi.errors": sys.stderr, "HTTP_ACCEPT": "application/json", "HTTP_AUTHORIZATION": f"Bearer {token}",
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "80",
+            "HTTP_HOST": "127.0.0.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "wsgi.url_scheme": "http",
+            "CONTENT_TYPE": "application/json",
+            "CONTENT_LENGTH": str(len(body)),
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.errors": sys.stderr,
+            "HTTP_ACCEPT": "application/json",
+            "HTTP_AUTHORIZATION": f"Bearer {token}",
         }
         statuses = []
         response = app(environ, lambda status, headers, *exc: statuses.append(status))

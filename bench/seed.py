@@ -80,9 +80,26 @@ class Shape:
 
 class Node:
     __slots__ = (
-        "idx", "thread", "parent", "local", "depth", "t", "ms", "id", "path", "floor", "status",
-        "visibility", "author", "like_count", "reply_count", "descendant_count",
-        "reply_floor_seq", "pinned", "featured", "body",
+        "idx",
+        "thread",
+        "parent",
+        "local",
+        "depth",
+        "t",
+        "ms",
+        "id",
+        "path",
+        "floor",
+        "status",
+        "visibility",
+        "author",
+        "like_count",
+        "reply_count",
+        "descendant_count",
+        "reply_floor_seq",
+        "pinned",
+        "featured",
+        "body",
     )
     # Set as the seed goes: its time, id, path and floor, the author and the body picked for it.
     ms: int
@@ -314,7 +331,7 @@ _SENTENCES = [
     "That's fair, but it depends on the workload: `SELECT count(*)` on a big table hurts.",
     "Ha, I made the same mistake once and it cost us a weekend.",
     "同意楼上的观点。",
-    "> quoting the article: \"write aggregation is the trick\"\n\nYes, it is.",
+    '> quoting the article: "write aggregation is the trick"\n\nYes, it is.',
 ]
 
 
@@ -428,8 +445,12 @@ def seed(shape: Shape, log=print) -> Subject:
     started = time.perf_counter()
     with transaction.atomic():
         subject = Subject.objects.create(
-            site=site, key=shape.subject_key, title=shape.signature, url="https://bench.example/100k",
-            mode="two_level", comment_count=sum(1 for n in nodes if n.counted),
+            site=site,
+            key=shape.subject_key,
+            title=shape.signature,
+            url="https://bench.example/100k",
+            mode="two_level",
+            comment_count=sum(1 for n in nodes if n.counted),
             root_count=sum(1 for n in nodes if n.counted and n.parent is None),
             floor_seq=sum(1 for n in nodes if n.parent is None),
         )
@@ -452,16 +473,17 @@ def _seed_background(shape: Shape, site: Site, end: datetime, user_ids: list[int
     ``background_subjects`` subjects, with floors and counters made right per subject. Likes
     come to a tenth of the bench subject's rate."""
     bg_shape = Shape(
-        comments=shape.background_comments, users=shape.users, likes=shape.background_comments,
-        seed=shape.seed + 100, background_comments=0,
+        comments=shape.background_comments,
+        users=shape.users,
+        likes=shape.background_comments,
+        seed=shape.seed + 100,
+        background_comments=0,
     )
     nodes, _, _ = plan(bg_shape, end, worker=BACKGROUND_WORKER, bodies=bodies)
     rng = random.Random(shape.seed + 101)
     n = shape.background_subjects
     # Skewed: a few busy subjects, many quiet ones.
-    subject_of_thread = {
-        node.idx: min(n - 1, int(n * rng.random() ** 1.5)) for node in nodes if node.parent is None
-    }
+    subject_of_thread = {node.idx: min(n - 1, int(n * rng.random() ** 1.5)) for node in nodes if node.parent is None}
     floors = [0] * n
     comment_count = [0] * n
     root_count = [0] * n
@@ -476,8 +498,13 @@ def _seed_background(shape: Shape, site: Site, end: datetime, user_ids: list[int
     subjects = Subject.objects.bulk_create(
         [
             Subject(
-                site=site, key=f"{BACKGROUND_PREFIX}{k:05d}", title="background", mode="two_level",
-                comment_count=comment_count[k], root_count=root_count[k], floor_seq=floors[k],
+                site=site,
+                key=f"{BACKGROUND_PREFIX}{k:05d}",
+                title="background",
+                mode="two_level",
+                comment_count=comment_count[k],
+                root_count=root_count[k],
+                floor_seq=floors[k],
             )
             for k in range(n)
         ]
@@ -501,12 +528,21 @@ def _insert_comments(nodes: list[Node], subject_id, user_ids: list[int], bodies,
         Comment.objects.bulk_create(
             [
                 Comment(
-                    id=n.id, subject_id=subject_id(n), author_id=user_ids[n.author],
+                    id=n.id,
+                    subject_id=subject_id(n),
+                    author_id=user_ids[n.author],
                     reply_to_id=None if n.parent is None else nodes[n.parent].id,
                     root_id=None if n.parent is None else nodes[n.thread].id,
-                    path=n.path, depth=n.depth, floor=n.floor, status=n.status, visibility=n.visibility,
-                    pinned=n.pinned, featured=n.featured, like_count=n.like_count,
-                    reply_count=n.reply_count, descendant_count=n.descendant_count,
+                    path=n.path,
+                    depth=n.depth,
+                    floor=n.floor,
+                    status=n.status,
+                    visibility=n.visibility,
+                    pinned=n.pinned,
+                    featured=n.featured,
+                    like_count=n.like_count,
+                    reply_count=n.reply_count,
+                    descendant_count=n.descendant_count,
                     reply_floor_seq=n.reply_floor_seq,
                     created_at=datetime.fromtimestamp(n.ms / 1000, tz=UTC),
                 )
@@ -516,8 +552,13 @@ def _insert_comments(nodes: list[Node], subject_id, user_ids: list[int], bodies,
         CommentContent.objects.bulk_create(
             [
                 CommentContent(
-                    comment_id=n.id, subject_id=subject_id(n), body=bodies[n.body][0], html=bodies[n.body][1],
-                    mentions=[], author_ip=f"203.0.113.{n.author % 250 + 1}", user_agent="Mozilla/5.0 (bench)",
+                    comment_id=n.id,
+                    subject_id=subject_id(n),
+                    body=bodies[n.body][0],
+                    html=bodies[n.body][1],
+                    mentions=[],
+                    author_ip=f"203.0.113.{n.author % 250 + 1}",
+                    user_agent="Mozilla/5.0 (bench)",
                 )
                 for n in chunk
             ]
@@ -563,8 +604,15 @@ def _analyze() -> None:
     """Fresh planner statistics and visibility map, as a long-running database would have."""
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            for table in ("comment_index", "comment_content", "likes_like", "comments_follow",
-                          "comment_subject", "comments_user", "comments_apitoken"):
+            for table in (
+                "comment_index",
+                "comment_content",
+                "likes_like",
+                "comments_follow",
+                "comment_subject",
+                "comments_user",
+                "comments_apitoken",
+            ):
                 cursor.execute(f"VACUUM (ANALYZE) {table}")
         else:
             cursor.execute("ANALYZE")

@@ -55,14 +55,26 @@ class Server:
         if worker_class != "gthread":
             pool += ["--worker-class", worker_class]
         self.args = [
-            str(Path(sys.executable).parent / "gunicorn"), "-c", str(BASE_DIR / "config" / "gunicorn.py"),
-            "config.wsgi:application", "--bind", f"127.0.0.1:{port}", *pool,
-            "--chdir", str(BASE_DIR), "--pythonpath", str(BASE_DIR), "--log-level", "warning", "--graceful-timeout", "5",
+            str(Path(sys.executable).parent / "gunicorn"),
+            "-c",
+            str(BASE_DIR / "config" / "gunicorn.py"),
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            *pool,
+            "--chdir",
+            str(BASE_DIR),
+            "--pythonpath",
+            str(BASE_DIR),
+            "--log-level",
+            "warning",
+            "--graceful-timeout",
+            "5",
         ]
-        self.description = (
-            f"`gunicorn -c config/gunicorn.py config.wsgi:application -w {workers}"
-            + (f" --threads {threads}` (gthread, `reuse_port`)" if worker_class == "gthread"
-               else f" -k {worker_class} --threads 1` ({worker_class}, `reuse_port`)")
+        self.description = f"`gunicorn -c config/gunicorn.py config.wsgi:application -w {workers}" + (
+            f" --threads {threads}` (gthread, `reuse_port`)"
+            if worker_class == "gthread"
+            else f" -k {worker_class} --threads 1` ({worker_class}, `reuse_port`)"
         )
         self.proc: subprocess.Popen | None = None
         self.pid = 0
@@ -70,7 +82,9 @@ class Server:
     @property
     def command_line(self) -> str:
         """The command as run, relative to the checkout, with the environment it adds."""
-        args = [".venv/bin/gunicorn"] + [a.replace(str(BASE_DIR) + "/", "").replace(str(BASE_DIR), ".") for a in self.args[1:]]
+        args = [".venv/bin/gunicorn"] + [
+            a.replace(str(BASE_DIR) + "/", "").replace(str(BASE_DIR), ".") for a in self.args[1:]
+        ]
         return f"DJANGO_SETTINGS_MODULE={self.settings_module} {LOAD_ENV_TEXT} {shlex.join(args)}"
 
     def start(self, method: str, path: str, headers: dict | None = None) -> None:
@@ -78,7 +92,11 @@ class Server:
         nothing the benchmark measures); stopped again if it does not."""
         self.log_file = open(self.log_path, "w")  # noqa: SIM115 - the child process's output, closed by hand below
         self.proc = subprocess.Popen(
-            self.args, env=server_env(self.settings_module), stdout=self.log_file, stderr=subprocess.STDOUT, cwd=BASE_DIR
+            self.args,
+            env=server_env(self.settings_module),
+            stdout=self.log_file,
+            stderr=subprocess.STDOUT,
+            cwd=BASE_DIR,
         )
         self.pid = self.proc.pid
         try:
@@ -189,7 +207,15 @@ def run_wrk_script(script: str, url: str, *, seconds: float, connections: int, t
     path = workdir / "load.lua"
     path.write_text(script)
     cmd = [
-        "wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--timeout", "5s", "-s", str(path), url,
+        "wrk",
+        f"-t{threads}",
+        f"-c{connections}",
+        f"-d{max(1, round(seconds))}s",
+        "--timeout",
+        "5s",
+        "-s",
+        str(path),
+        url,
     ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
     match = re.search(r"^WRK (\{.*\})$", done.stdout, re.M)

@@ -43,8 +43,41 @@ from moderation.wordfilter import ACTIONS, Entry, WordFilter
 TARGET_P99_MS = 1.0  # the issue's target, for a body without hits
 HIT_PATH_P99_MS = 5.0  # ours for a body with hits ("a few ms")
 
-ONSETS = ["b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "z",
-          "br", "cr", "dr", "fl", "gr", "pl", "pr", "sk", "sl", "sp", "st", "str", "th", "tr", "ch", "sh"]
+ONSETS = [
+    "b",
+    "c",
+    "d",
+    "f",
+    "g",
+    "h",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "r",
+    "s",
+    "t",
+    "v",
+    "w",
+    "z",
+    "br",
+    "cr",
+    "dr",
+    "fl",
+    "gr",
+    "pl",
+    "pr",
+    "sk",
+    "sl",
+    "sp",
+    "st",
+    "str",
+    "th",
+    "tr",
+    "ch",
+    "sh",
+]
 VOWELS = ["a", "e", "i", "o", "u", "y", "ai", "ea", "ee", "oo", "ou"]
 CODAS = ["", "", "", "n", "r", "s", "t", "l", "m", "ck", "nd", "st", "ng", "x"]
 
@@ -117,7 +150,9 @@ def make_body(rng: random.Random, chars: int, pool: list[str]) -> str:
     return "".join(parts)[:chars]
 
 
-def replace_hitting_entries(rng: random.Random, entries: list[Entry], body: str, pool: list[str]) -> tuple[list[Entry], int]:
+def replace_hitting_entries(
+    rng: random.Random, entries: list[Entry], body: str, pool: list[str]
+) -> tuple[list[Entry], int]:
     """Swap the entries that would hit the body by chance for new random ones."""
     replaced = 0
     while True:
@@ -186,8 +221,10 @@ def line(name: str, samples: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     print("$ " + shlex.join([".venv/bin/python", "-m", "bench.wordfilter", *(sys.argv[1:] if argv is None else argv)]))
-    print(f"Python {platform.python_version()} ({platform.machine()}), Unicode {wordfilter.unicodedata.unidata_version}, "
-          f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"Python {platform.python_version()} ({platform.machine()}), Unicode {wordfilter.unicodedata.unidata_version}, "
+        f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     rng = random.Random(args.seed)
 
     t0 = time.perf_counter()
@@ -208,15 +245,19 @@ def main(argv: list[str] | None = None) -> int:
     hits = wf.scan(hit_body)
     masked = wf.mask(hit_body, hits)
     cjk = sum(1 for c in body if ord(c) > 0x2E80)
-    print(f"List: {len(wf):,} usable entries ({sum(e.word.isascii() for e in entries):,} Latin, "
-          f"{sum(not e.word.isascii() for e in entries):,} Han; {replaced} replaced because they hit the body by chance)")
-    print(f"Body: {len(body):,} characters ({cjk:,} Han), {len(base_hits)} hits; "
-          f"with hits: {len(hit_body):,} characters, {len(hits)} hits for {len(spellings)} written: "
-          + ", ".join(repr(s) for s in spellings))
+    print(
+        f"List: {len(wf):,} usable entries ({sum(e.word.isascii() for e in entries):,} Latin, "
+        f"{sum(not e.word.isascii() for e in entries):,} Han; {replaced} replaced because they hit the body by chance)"
+    )
+    print(
+        f"Body: {len(body):,} characters ({cjk:,} Han), {len(base_hits)} hits; "
+        f"with hits: {len(hit_body):,} characters, {len(hits)} hits for {len(spellings)} written: "
+        + ", ".join(repr(s) for s in spellings)
+    )
     print(f"Character tables (once per process): {tables_ms:.1f} ms")
     print(f"Automaton build ({len(wf):,} entries): {build_ms:.1f} ms")
     if base_hits or len(hits) < len(spellings):
-        print("FAIL: the bodies do not have the hits they should", [(h.word, hit_body[h.start:h.end]) for h in hits])
+        print("FAIL: the bodies do not have the hits they should", [(h.word, hit_body[h.start : h.end]) for h in hits])
         return 1
     assert len(masked) == len(hit_body)
 
@@ -228,7 +269,9 @@ def main(argv: list[str] | None = None) -> int:
         "  normalization alone": timed(wordfilter.normalize_text, body, args.iterations, args.warmup),
         f"  ASCII prose only ({len(ascii_body):,} ch.)": timed(wf.scan, ascii_body, args.iterations, args.warmup),
         f"scan, {len(hits)} hits": timed(wf.scan, hit_body, args.iterations, args.warmup),
-        f"scan + mask, {len(hits)} hits": timed(lambda text: wf.mask(text, wf.scan(text)), hit_body, args.iterations, args.warmup),
+        f"scan + mask, {len(hits)} hits": timed(
+            lambda text: wf.mask(text, wf.scan(text)), hit_body, args.iterations, args.warmup
+        ),
     }
     for name, samples in results.items():
         print(line(name, samples))
@@ -237,7 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     hit = p(results[f"scan + mask, {len(hits)} hits"], 0.99)
     ok_no_hit = no_hit < TARGET_P99_MS
     ok_hit = hit < HIT_PATH_P99_MS
-    print(f"\n{'PASS' if ok_no_hit else 'FAIL'}: scan without hits, p99 {no_hit:.3f} ms < {TARGET_P99_MS} ms (the issue's target)")
+    print(
+        f"\n{'PASS' if ok_no_hit else 'FAIL'}: scan without hits, p99 {no_hit:.3f} ms < {TARGET_P99_MS} ms (the issue's target)"
+    )
     print(f"{'PASS' if ok_hit else 'FAIL'}: scan + mask with hits, p99 {hit:.3f} ms < {HIT_PATH_P99_MS} ms")
     print(f"Load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0 if ok_no_hit and ok_hit else 1

@@ -87,7 +87,17 @@ class SiteAdminForm(forms.ModelForm):
 @admin.register(Site)
 class SiteAdmin(admin.ModelAdmin):
     form = SiteAdminForm
-    list_display = ("key", "name", "default_mode", "moderation", "signin_sso", "signin_email", "signin_guests", "guest_moderation", "created_at")
+    list_display = (
+        "key",
+        "name",
+        "default_mode",
+        "moderation",
+        "signin_sso",
+        "signin_email",
+        "signin_guests",
+        "guest_moderation",
+        "created_at",
+    )
     list_filter = ("default_mode", "moderation", "signin_sso", "signin_email", "signin_guests", "guest_moderation")
     search_fields = ("key", "name")
     filter_horizontal = ("moderators",)
@@ -131,13 +141,40 @@ class CommentContentInline(admin.StackedInline):
 
 @admin.register(Comment)
 class CommentAdmin(admin.ModelAdmin):
-    list_display = ("id", "excerpt", "author", "subject", "depth", "floor", "status", "pinned", "featured", "like_count", "reply_count", "created_at")
+    list_display = (
+        "id",
+        "excerpt",
+        "author",
+        "subject",
+        "depth",
+        "floor",
+        "status",
+        "pinned",
+        "featured",
+        "like_count",
+        "reply_count",
+        "created_at",
+    )
     list_filter = ("status", "pinned", "featured", "visibility", "subject__site")
     search_fields = ("=id", "content__body", "author__username", "author__display_name", "subject__key")
     list_select_related = ("author", "subject", "content")
     readonly_fields: ClassVar[tuple[str, ...]] = (
-        "id", "subject", "author", "reply_to", "root", "path", "depth", "floor", "status", "like_count",
-        "reply_count", "descendant_count", "reply_floor_seq", "hot_score", "created_at", "edited_at",
+        "id",
+        "subject",
+        "author",
+        "reply_to",
+        "root",
+        "path",
+        "depth",
+        "floor",
+        "status",
+        "like_count",
+        "reply_count",
+        "descendant_count",
+        "reply_floor_seq",
+        "hot_score",
+        "created_at",
+        "edited_at",
     )
     readonly_fields += ("visibility",)  # it changes the counters: not edited by hand
     fields = readonly_fields[:10] + ("pinned", "featured") + readonly_fields[10:]

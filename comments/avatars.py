@@ -111,9 +111,14 @@ def _fetch(url: str) -> tuple[str, bytes]:
             raise PictureUnavailable(f"not a picture's address: {url[:200]}")
         connection = _connection(parts.scheme, parts.hostname, parts.port)
         try:
-            connection.request("GET", parts.path + (f"?{parts.query}" if parts.query else "") or "/", headers={
-                "Accept": ", ".join(sorted(IMAGE_TYPES)), "User-Agent": "comments-avatars/1",
-            })
+            connection.request(
+                "GET",
+                parts.path + (f"?{parts.query}" if parts.query else "") or "/",
+                headers={
+                    "Accept": ", ".join(sorted(IMAGE_TYPES)),
+                    "User-Agent": "comments-avatars/1",
+                },
+            )
             response = connection.getresponse()
             if response.status in (301, 302, 303, 307, 308) and response.getheader("Location"):
                 url = urljoin(url, response.getheader("Location"))

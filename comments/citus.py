@@ -34,59 +34,63 @@ DISTRIBUTED = {
 
 # Reference tables: small, read by the router queries above (joined, or checked on a post),
 # written rarely; a copy on every worker.
-REFERENCE = frozenset({
-    "comments_site",
-    "comments_site_moderators",
-    "comments_user",
-    "comments_user_groups",
-    "comments_user_user_permissions",
-    "comments_follow",
-    "comments_externalidentity",
-    "comments_apitoken",
-    "moderation_word",
-    "moderation_sanction",
-    "portability_site_privacy",
-    "auth_group",
-    "auth_group_permissions",
-    "auth_permission",
-    "django_content_type",
-})
+REFERENCE = frozenset(
+    {
+        "comments_site",
+        "comments_site_moderators",
+        "comments_user",
+        "comments_user_groups",
+        "comments_user_user_permissions",
+        "comments_follow",
+        "comments_externalidentity",
+        "comments_apitoken",
+        "moderation_word",
+        "moderation_sanction",
+        "portability_site_privacy",
+        "auth_group",
+        "auth_group_permissions",
+        "auth_permission",
+        "django_content_type",
+    }
+)
 
 # Local tables, on the coordinator only: queues, logs and bookkeeping that no router query
 # joins (Citus local tables may point at reference tables). Stale like states are a short list
 # every flush sweeps whole.
-LOCAL = frozenset({
-    "comments_idworkerlease",
-    "likes_stalelikestate",
-    "moderation_audit",
-    "notifications_notification",
-    "notifications_preferences",
-    "portability_item",
-    "portability_run",
-    "portability_staged",
-    "webhooks_endpoint",
-    "webhooks_delivery",
-    "accounts_emailaccount",
-    "accounts_emaillink",
-    "accounts_signinhandoff",
-    "accounts_guest",
-    # django-allauth's (sign-in with GitHub, Google and OpenID Connect providers): read only
-    # while a reader signs in, by user or by provider account.
-    "account_emailaddress",
-    "account_emailconfirmation",
-    "socialaccount_socialaccount",
-    "socialaccount_socialapp",
-    "socialaccount_socialtoken",
-    "django_admin_log",
-    "django_migrations",
-    "django_session",
-})
+LOCAL = frozenset(
+    {
+        "comments_idworkerlease",
+        "likes_stalelikestate",
+        "moderation_audit",
+        "notifications_notification",
+        "notifications_preferences",
+        "portability_item",
+        "portability_run",
+        "portability_staged",
+        "webhooks_endpoint",
+        "webhooks_delivery",
+        "accounts_emailaccount",
+        "accounts_emaillink",
+        "accounts_signinhandoff",
+        "accounts_guest",
+        # django-allauth's (sign-in with GitHub, Google and OpenID Connect providers): read only
+        # while a reader signs in, by user or by provider account.
+        "account_emailaddress",
+        "account_emailconfirmation",
+        "socialaccount_socialaccount",
+        "socialaccount_socialapp",
+        "socialaccount_socialtoken",
+        "django_admin_log",
+        "django_migrations",
+        "django_session",
+    }
+)
 
 # Keys the plan knows to break, each with why it is not fixed yet; reported, not failed.
 KNOWN_GAPS = {
     ("comment_subject", "subject_lookup_by_site_key"): (
         "a subject is found by (site, key) on every page; unique per site, that key cannot be "
-        "enforced on a table distributed by subject id (docs/citus.md, \"Open\")"
+        'enforced on a table distributed by subject id (docs/citus.md, "Open")'
     ),
 }
 
@@ -100,6 +104,7 @@ def postgresql_only(sql: str, reverse_sql: str) -> migrations.RunPython:
         def step(apps, schema_editor):
             if schema_editor.connection.vendor == "postgresql":
                 schema_editor.execute(text, params=None)
+
         return step
 
     return migrations.RunPython(run(sql), run(reverse_sql))
@@ -157,9 +162,7 @@ def schema_violations(cursor) -> tuple[list[str], list[str]]:
     columns; reference tables point only at reference tables, and nothing at a local table
     but a local table."""
     violations, gaps = [], []
-    cursor.execute(
-        "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1"
-    )
+    cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1")
     tables = [name for (name,) in cursor.fetchall()]
     for table in tables:
         if _kind(table) is None:
@@ -190,10 +193,14 @@ def schema_violations(cursor) -> tuple[list[str], list[str]]:
                     f"{source}: foreign key {key} ({', '.join(columns)}) -> {target} ({', '.join(referenced)}) "
                     f"does not pair {source}.{DISTRIBUTED[source]} with {target}.{DISTRIBUTED[target]}"
                 )
-        elif kinds[1] == "distributed" or (kinds[0] == "reference" and kinds[1] == "local") or (
-            kinds[1] == "local" and kinds[0] != "local"
+        elif (
+            kinds[1] == "distributed"
+            or (kinds[0] == "reference" and kinds[1] == "local")
+            or (kinds[1] == "local" and kinds[0] != "local")
         ):
-            violations.append(f"{source} ({kinds[0]}): foreign key {key} -> {target} ({kinds[1]}) is not allowed by Citus")
+            violations.append(
+                f"{source} ({kinds[0]}): foreign key {key} -> {target} ({kinds[1]}) is not allowed by Citus"
+            )
     return violations, gaps
 
 
@@ -219,7 +226,10 @@ def _pinned_aliases(statement, aliases: dict[str, frozenset[str]]) -> tuple[set[
     valued: set[str] = set()
     joined: set[str] = set()
     unqualified: set[str] = set()
-    conditions = [*statement.find_all(exp.Where), *(j.args["on"] for j in statement.find_all(exp.Join) if j.args.get("on"))]
+    conditions = [
+        *statement.find_all(exp.Where),
+        *(j.args["on"] for j in statement.find_all(exp.Join) if j.args.get("on")),
+    ]
     for condition in conditions:
         for predicate in condition.find_all(exp.EQ, exp.In):
             if isinstance(predicate, exp.EQ):
@@ -267,7 +277,11 @@ def query_violations(sql: str, *, comment_by_id: bool = False) -> list[str]:
         given = {c.name for c in target.expressions} if isinstance(target, exp.Schema) else set()
         if table.name in DISTRIBUTED and DISTRIBUTED[table.name] not in given:
             problems.append(f"INSERT INTO {table.name} does not give {DISTRIBUTED[table.name]}")
-    read = [(t.name, t.alias_or_name) for t in statement.find_all(exp.Table) if t.name in DISTRIBUTED and not any(t is w for w in written)]
+    read = [
+        (t.name, t.alias_or_name)
+        for t in statement.find_all(exp.Table)
+        if t.name in DISTRIBUTED and not any(t is w for w in written)
+    ]
     by_id = comment_by_id and isinstance(statement, exp.Select)
     placing = {
         a: frozenset({DISTRIBUTED[t], "id"} if by_id and t == "comment_index" else {DISTRIBUTED[t]}) for t, a in read
@@ -279,5 +293,7 @@ def query_violations(sql: str, *, comment_by_id: bool = False) -> list[str]:
             continue
         problems.append(f"{table} (as {alias}) is not filtered by {column}")
     if read and not valued and not unqualified and not problems:
-        problems.append("its distributed tables are joined on their distribution columns, but none is filtered by a value")
+        problems.append(
+            "its distributed tables are joined on their distribution columns, but none is filtered by a value"
+        )
     return problems

@@ -136,7 +136,9 @@ def send_together(signal: django.dispatch.Signal, sender: type, **kwargs) -> Non
 # Sent after the transaction that made the change commits; receivers get ids, not rows.
 comment_posted = django.dispatch.Signal()  # comment_id, subject_id, status, visibility, reasons
 comment_edited = django.dispatch.Signal()  # comment_id, subject_id, status, reasons
-comment_status_changed = django.dispatch.Signal()  # comment_id, subject_id, from_status, to_status, visibility, actor_id
+comment_status_changed = (
+    django.dispatch.Signal()
+)  # comment_id, subject_id, from_status, to_status, visibility, actor_id
 subject_state_changed = django.dispatch.Signal()  # subject_id, state (open or closed)
 
 # Sent by the erasure of a user (portability) while it runs, not after: each app that keeps

@@ -57,9 +57,7 @@ class Site(models.Model):
     allowed_origins = models.JSONField(default=list, blank=True)
     sso_secret = models.CharField(max_length=200, blank=True)
     default_mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.TWO_LEVEL)
-    moderation = models.CharField(
-        max_length=4, choices=ModerationPolicy.choices, default=ModerationPolicy.POST
-    )
+    moderation = models.CharField(max_length=4, choices=ModerationPolicy.choices, default=ModerationPolicy.POST)
     report_threshold = models.PositiveSmallIntegerField(default=3)
     # How readers may sign in (issue 14): the host's SSO payload, a one-time link by email, the
     # OpenID Connect providers named here (keys of ACCOUNTS_OIDC_PROVIDERS), or as a guest.
@@ -76,9 +74,7 @@ class Site(models.Model):
     guest_moderation = models.CharField(
         "moderation of guest comments", max_length=4, choices=ModerationPolicy.choices, default=ModerationPolicy.PRE
     )
-    moderators = models.ManyToManyField(
-        settings.AUTH_USER_MODEL, blank=True, related_name="moderated_sites"
-    )
+    moderators = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="moderated_sites")
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -102,9 +98,7 @@ class ExternalIdentity(models.Model):
 
     class Meta:
         verbose_name_plural = "external identities"
-        constraints = [
-            models.UniqueConstraint(fields=["site", "external_id"], name="sso_identity_by_site_id")
-        ]
+        constraints = [models.UniqueConstraint(fields=["site", "external_id"], name="sso_identity_by_site_id")]
 
 
 class ApiToken(models.Model):
@@ -140,9 +134,7 @@ class Subject(models.Model):
 
     class Meta:
         db_table = "comment_subject"
-        constraints = [
-            models.UniqueConstraint(fields=["site", "key"], name="subject_lookup_by_site_key")
-        ]
+        constraints = [models.UniqueConstraint(fields=["site", "key"], name="subject_lookup_by_site_key")]
 
     def __str__(self) -> str:
         return f"{self.site_id}:{self.key}"
@@ -191,27 +183,38 @@ class Comment(models.Model):
     id = models.BigIntegerField(primary_key=True)
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, db_index=False)
     author = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, db_index=False,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        db_index=False,
         related_name="comments",
     )
     # The foreign keys between comment tables are composite on PostgreSQL, (reply_to_id,
     # subject_id) -> (id, subject_id), made by migrations (comments.citus); Django, which cannot
     # point at a composite key, checks none of its own there.
     reply_to = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="direct_replies",
-        db_index=False, db_constraint=False,
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="direct_replies",
+        db_index=False,
+        db_constraint=False,
     )
     root = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="thread",
-        db_index=False, db_constraint=False,
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="thread",
+        db_index=False,
+        db_constraint=False,
     )
     path = PathField(max_length=paths.max_path_length(paths.MAX_DEPTH_SUPPORTED))
     depth = models.PositiveSmallIntegerField(default=0)
     floor = models.PositiveIntegerField()
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PUBLISHED)
-    visibility = models.CharField(
-        max_length=8, choices=Visibility.choices, default=Visibility.PUBLIC
-    )
+    visibility = models.CharField(max_length=8, choices=Visibility.choices, default=Visibility.PUBLIC)
     pinned = models.BooleanField(default=False)
     featured = models.BooleanField(default=False)
     like_count = models.IntegerField(default=0)
@@ -237,22 +240,30 @@ class Comment(models.Model):
             # flat mode, stacked mode, subject-wide scans: old/new by id
             models.Index(fields=["subject", "id"], name="comment_flat_by_time"),
             # two-level list 1, sort=new|old, pages after the first
-            models.Index(
-                fields=["subject", "id"], condition=Q(depth=0), name="comment_roots_by_time"
-            ),
+            models.Index(fields=["subject", "id"], condition=Q(depth=0), name="comment_roots_by_time"),
             # two-level list 1, first page of sort=new / sort=old: pinned first, then by time
             models.Index(
-                F("subject"), F("pinned").desc(), F("id").desc(),
-                condition=Q(depth=0), name="comment_roots_pinned_new",
+                F("subject"),
+                F("pinned").desc(),
+                F("id").desc(),
+                condition=Q(depth=0),
+                name="comment_roots_pinned_new",
             ),
             models.Index(
-                F("subject"), F("pinned").desc(), F("id"),
-                condition=Q(depth=0), name="comment_roots_pinned_old",
+                F("subject"),
+                F("pinned").desc(),
+                F("id"),
+                condition=Q(depth=0),
+                name="comment_roots_pinned_old",
             ),
             # two-level list 1, sort=hot: pinned, then hottest, ties newest
             models.Index(
-                F("subject"), F("pinned").desc(), F("hot_score").desc(), F("id").desc(),
-                condition=Q(depth=0), name="comment_roots_by_hot",
+                F("subject"),
+                F("pinned").desc(),
+                F("hot_score").desc(),
+                F("id").desc(),
+                condition=Q(depth=0),
+                name="comment_roots_by_hot",
             ),
             # subtree and depth-first tree: one range scan over the path
             models.Index(fields=["subject", "path"], name="comment_tree_by_path"),
@@ -261,9 +272,7 @@ class Comment(models.Model):
             # subject's index to the thread's instead of walking this one.
             models.Index(fields=["root", "subject", "id"], name="comment_thread_by_time"),
             # reply previews and list 2 sort=hot: most liked first, ties oldest
-            models.Index(
-                F("root"), F("subject"), F("like_count").desc(), F("id"), name="comment_thread_by_likes"
-            ),
+            models.Index(F("root"), F("subject"), F("like_count").desc(), F("id"), name="comment_thread_by_likes"),
             # a user's history, newest first
             models.Index(F("author"), F("id").desc(), name="comment_user_history"),
             # direct replies of a comment (counter repair, "reply to" links)
@@ -308,12 +317,8 @@ class CommentContent(models.Model):
 
 
 class Follow(models.Model):
-    follower = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="following_set"
-    )
-    followee = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="follower_set"
-    )
+    follower = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="following_set")
+    followee = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="follower_set")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -184,7 +184,9 @@ class Read(NamedTuple):
     stale: bool = False  # an older version, served because the database could not rebuild it
 
 
-def shared_entry(subject_id: int, variant: str, build: Callable[[], object], *, stale_ok: bool, fresh: bool = False) -> Read:
+def shared_entry(
+    subject_id: int, variant: str, build: Callable[[], object], *, stale_ok: bool, fresh: bool = False
+) -> Read:
     """The entry of a page: from this process's hot copies, the shared cache, or ``build()``
     (which reads the database). ``stale_ok``: while another process rebuilds it, an entry of
     an older version will do. ``fresh``: skip the hot copies (a reader who may have just

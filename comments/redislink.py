@@ -88,4 +88,3 @@ def _one_by_one(r: RedisCluster, commands: Sequence[tuple]) -> list:
         except redis.exceptions.ResponseError as error:
             replies.append(error)
     return replies
-

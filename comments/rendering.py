@@ -12,8 +12,26 @@ import nh3
 from markdown_it import MarkdownIt
 
 ALLOWED_TAGS = {
-    "p", "br", "strong", "em", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li", "a",
-    "hr", "h1", "h2", "h3", "h4", "h5", "h6",
+    "p",
+    "br",
+    "strong",
+    "em",
+    "del",
+    "s",
+    "code",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "a",
+    "hr",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
 }
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "code": {"class"}}
 URL_SCHEMES = {"http", "https", "mailto"}

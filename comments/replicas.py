@@ -107,7 +107,12 @@ def trip(alias: str, reason: object) -> None:
         _down_until[alias] = time.monotonic() + settings.DATABASE_REPLICA_RETRY
         _probes.pop(alias, None)
     if first:
-        logger.warning("replica %s unavailable (%s); reading the primary for %.0f s", alias, reason, settings.DATABASE_REPLICA_RETRY)
+        logger.warning(
+            "replica %s unavailable (%s); reading the primary for %.0f s",
+            alias,
+            reason,
+            settings.DATABASE_REPLICA_RETRY,
+        )
 
 
 def reset() -> None:

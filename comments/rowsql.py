@@ -158,6 +158,7 @@ _COMMENT = _table(Comment)
 _USER = _table(User)
 _FOLLOW = _table(Follow)
 
+
 def _moment_sql(column: str) -> str:
     """A timestamp column as the list reads it. PostgreSQL: microseconds since the epoch, an
     integer psycopg loads in C; its timestamptz values go through Django's Python loader, which
@@ -185,7 +186,9 @@ def user_faces(ids) -> dict[int, UserFace]:
         return {}
     among, params = any_of("u.id", ids)
     with replicas.read_connection().cursor() as cursor:
-        cursor.execute(f"SELECT u.id, u.username, u.display_name, u.avatar_url, u.is_guest FROM {_USER} u WHERE {among}", params)
+        cursor.execute(
+            f"SELECT u.id, u.username, u.display_name, u.avatar_url, u.is_guest FROM {_USER} u WHERE {among}", params
+        )
         return {row[0]: UserFace(*row) for row in cursor.fetchall()}
 
 
@@ -229,7 +232,9 @@ _FACE_NAMES = tuple(f.name for f in fields(UserFace) if f.name != "pk")
 _TARGET_NAMES = tuple(f.name for f in fields(ReplyTarget) if f.name not in ("pk", "author"))
 _ROW = _columns("c", _ROW_NAMES)
 AUTHOR_AND_TARGET = (
-    *_columns("a", _FACE_NAMES), *_columns("t", _TARGET_NAMES), *_columns("ta", _FACE_NAMES),
+    *_columns("a", _FACE_NAMES),
+    *_columns("t", _TARGET_NAMES),
+    *_columns("ta", _FACE_NAMES),
 )
 LIST_COLUMNS = (*_ROW, *AUTHOR_AND_TARGET)
 _JOINS = (
@@ -245,25 +250,26 @@ def columns_sql(columns) -> str:
 
 _LIST_SELECT = f"SELECT {columns_sql(LIST_COLUMNS)} FROM "
 _CONVERTERS = tuple(
-    (index, bool if column.kind == "bool" else _moment)
-    for index, column in enumerate(_ROW) if column.kind != "value"
+    (index, bool if column.kind == "bool" else _moment) for index, column in enumerate(_ROW) if column.kind != "value"
 )
 _WIDTH, _FACE, _TARGET = len(_ROW), len(_FACE_NAMES), len(_TARGET_NAMES)
 _AUTHOR_ID, _REPLY_TO_ID = _ROW_NAMES.index("author_id"), _ROW_NAMES.index("reply_to_id")
 _TARGET_AUTHOR_ID = _TARGET_NAMES.index("author_id")
 
 
-def author_and_target(author_id: int | None, reply_to_id: int | None, r: tuple, at: int) -> tuple[UserFace | None, ReplyTarget | None]:
+def author_and_target(
+    author_id: int | None, reply_to_id: int | None, r: tuple, at: int
+) -> tuple[UserFace | None, ReplyTarget | None]:
     """The author's face and the reply target of a comment, decoded from the
     ``AUTHOR_AND_TARGET`` columns of row ``r`` starting at index ``at``."""
-    author = UserFace(author_id, *r[at:at + _FACE]) if author_id is not None else None
+    author = UserFace(author_id, *r[at : at + _FACE]) if author_id is not None else None
     if reply_to_id is None:
         return author, None
     at += _FACE
-    target = r[at:at + _TARGET]
+    target = r[at : at + _TARGET]
     target_author_id = target[_TARGET_AUTHOR_ID]
     at += _TARGET
-    target_author = UserFace(target_author_id, *r[at:at + _FACE]) if target_author_id is not None else None
+    target_author = UserFace(target_author_id, *r[at : at + _FACE]) if target_author_id is not None else None
     return author, ReplyTarget(reply_to_id, *target, target_author)  # type: ignore[call-arg]  # the columns in field order
 
 
@@ -344,7 +350,7 @@ class ModelColumns:
         return self._converters
 
     def instance(self, row, start: int = 0):
-        values = list(row[start:start + self.width])
+        values = list(row[start : start + self.width])
         for index, column, converters in self._converters_by_index():
             for convert in converters:
                 values[index] = convert(values[index], column, connection)

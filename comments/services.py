@@ -137,10 +137,8 @@ def _apply_count_delta(comment: Comment, delta: int, *, subject_counted: bool = 
         return
     ancestors, direct_parents = _counted_ancestors(comment)
     Comment.objects.filter(subject_id=comment.subject_id, pk__in={*ancestors, *direct_parents}).update(
-        descendant_count=F("descendant_count")
-        + Case(When(pk__in=ancestors, then=Value(delta)), default=Value(0)),
-        reply_count=F("reply_count")
-        + Case(When(pk__in=direct_parents, then=Value(delta)), default=Value(0)),
+        descendant_count=F("descendant_count") + Case(When(pk__in=ancestors, then=Value(delta)), default=Value(0)),
+        reply_count=F("reply_count") + Case(When(pk__in=direct_parents, then=Value(delta)), default=Value(0)),
     )
 
 
@@ -213,8 +211,15 @@ def _store_new_comment_in_one_statement(comment: Comment, content: CommentConten
             "RETURNING id, reply_floor_seq AS floor)"
         )
         step_params = [
-            delta, comment.subject_id, comment.root_id, ancestors, delta, direct, delta,
-            sorted({*ancestors, *direct}), comment.subject_id,
+            delta,
+            comment.subject_id,
+            comment.root_id,
+            ancestors,
+            delta,
+            direct,
+            delta,
+            sorted({*ancestors, *direct}),
+            comment.subject_id,
         ]
         floor_from = f"taken WHERE taken.id = {int(comment.root_id)}"  # type: ignore[arg-type]  # a reply's
     sql = (
@@ -230,9 +235,22 @@ def _store_new_comment_in_one_statement(comment: Comment, content: CommentConten
     )
     params = [
         *step_params,
-        comment.id, comment.subject_id, comment.author_id, comment.reply_to_id, comment.root_id, comment.path,
-        comment.depth, comment.status, comment.visibility, comment.created_at,
-        content.subject_id, content.body, content.html, json.dumps(content.mentions), content.author_ip, content.user_agent,
+        comment.id,
+        comment.subject_id,
+        comment.author_id,
+        comment.reply_to_id,
+        comment.root_id,
+        comment.path,
+        comment.depth,
+        comment.status,
+        comment.visibility,
+        comment.created_at,
+        content.subject_id,
+        content.body,
+        content.html,
+        json.dumps(content.mentions),
+        content.author_ip,
+        content.user_agent,
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -342,9 +360,7 @@ def comment_create(
     check_subject_open(subject_state=subject.state, site_id=site.pk, user=author, is_moderator=viewer.is_moderator)
     parent = None
     if reply_to_id is not None:
-        parent = (
-            Comment.objects.select_related("author").filter(pk=reply_to_id, subject_id=subject.id).first()
-        )
+        parent = Comment.objects.select_related("author").filter(pk=reply_to_id, subject_id=subject.id).first()
         if parent is None and not Comment.objects.filter(pk=reply_to_id).exists():
             raise NotFound("The comment replied to does not exist.")
         if parent is None:
@@ -375,12 +391,26 @@ def comment_create(
         else:
             path, depth = paths.child_path(parent.path, comment_id), parent.depth + 1
     comment = Comment(
-        id=comment_id, subject_id=subject.id, author=author, reply_to=parent, root_id=root_id, path=path,
-        depth=depth, floor=0, status=decision.status, visibility=visibility, created_at=now,
+        id=comment_id,
+        subject_id=subject.id,
+        author=author,
+        reply_to=parent,
+        root_id=root_id,
+        path=path,
+        depth=depth,
+        floor=0,
+        status=decision.status,
+        visibility=visibility,
+        created_at=now,
     )
     content = CommentContent(
-        comment=comment, subject_id=subject.id, body=decision.body, html=html, mentions=mentions,
-        author_ip=author_ip, user_agent=(user_agent or "")[:512],
+        comment=comment,
+        subject_id=subject.id,
+        body=decision.body,
+        html=html,
+        mentions=mentions,
+        author_ip=author_ip,
+        user_agent=(user_agent or "")[:512],
     )
     counted = is_counted(decision.status, visibility)
     comment.floor = _store_new_comment(comment, content, counted=counted)
@@ -388,17 +418,19 @@ def comment_create(
     transaction.on_commit(
         lambda: hooks.send_together(
             hooks.comment_posted,
-            sender=Comment, comment_id=comment.id, subject_id=subject.id,
-            status=comment.status, visibility=comment.visibility, reasons=decision.reasons,
+            sender=Comment,
+            comment_id=comment.id,
+            subject_id=subject.id,
+            status=comment.status,
+            visibility=comment.visibility,
+            reasons=decision.reasons,
         )
     )
     comment.subject = subject
     return comment
 
 
-def comment_set_status(
-    *, comment_id: int, to_status: str, actor: User | None = None
-) -> tuple[Comment, str]:
+def comment_set_status(*, comment_id: int, to_status: str, actor: User | None = None) -> tuple[Comment, str]:
     """The one status transition of the product: moves a comment to ``to_status`` and keeps
     every counter right. Returns ``(comment, from_status)``; a no-op when already there.
 
@@ -427,15 +459,21 @@ def comment_set_status(
         transaction.on_commit(
             lambda: hooks.send_together(
                 hooks.comment_status_changed,
-                sender=Comment, comment_id=comment_id, subject_id=subject_id,
-                from_status=from_status, to_status=to_status, visibility=comment.visibility,
+                sender=Comment,
+                comment_id=comment_id,
+                subject_id=subject_id,
+                from_status=from_status,
+                to_status=to_status,
+                visibility=comment.visibility,
                 actor_id=getattr(actor, "pk", None),
             )
         )
     return comment, from_status
 
 
-def comment_set_flags(*, comment_id: int, pinned: bool | None = None, featured: bool | None = None) -> tuple[Comment, dict]:
+def comment_set_flags(
+    *, comment_id: int, pinned: bool | None = None, featured: bool | None = None
+) -> tuple[Comment, dict]:
     """Pin or feature a published comment (or take the flag off); returns ``(comment, the
     flags as they were)``. Only top-level comments are pinned, at most
     ``COMMENTS_PINNED_LIMIT`` per subject: list 1 shows that many pinned comments first.
@@ -472,7 +510,11 @@ def comment_soft_delete(*, comment: Comment, actor: User) -> Comment:
     is_mod = is_site_moderator(actor, comment.subject.site)
     if comment.author_id != actor.pk and not is_mod:
         raise PermissionDenied("Only the author or a moderator may delete this comment.")
-    if actor.is_guest and not is_mod and timezone.now() - comment.created_at > timedelta(seconds=settings.COMMENTS_EDIT_WINDOW):
+    if (
+        actor.is_guest
+        and not is_mod
+        and timezone.now() - comment.created_at > timedelta(seconds=settings.COMMENTS_EDIT_WINDOW)
+    ):
         # A guest has no account to come back to: their hold on a comment ends with the edit window.
         raise PermissionDenied("A guest may delete their comment only within the edit window.")
     with transaction.atomic():
@@ -519,8 +561,11 @@ def comment_edit(*, comment: Comment, editor: User, body: object) -> Comment:
         transaction.on_commit(
             lambda: hooks.send_together(
                 hooks.comment_edited,
-                sender=Comment, comment_id=current.id, subject_id=current.subject_id,
-                status=current.status, reasons=decision.reasons,
+                sender=Comment,
+                comment_id=current.id,
+                subject_id=current.subject_id,
+                status=current.status,
+                reasons=decision.reasons,
             )
         )
     current.subject = subject
@@ -582,9 +627,7 @@ def subject_reconcile_counters(*, subject_id: int) -> ReconcileReport:
         ]
         for pk, want_desc, want_replies in drifted:
             Comment.objects.filter(pk=pk).update(descendant_count=want_desc, reply_count=want_replies)
-        totals = rows.aggregate(
-            comments=Count("pk", filter=counted), roots=Count("pk", filter=counted & Q(depth=0))
-        )
+        totals = rows.aggregate(comments=Count("pk", filter=counted), roots=Count("pk", filter=counted & Q(depth=0)))
         fixed_subject = bool(
             Subject.objects.filter(pk=subject_id)
             .exclude(comment_count=totals["comments"], root_count=totals["roots"])
@@ -607,8 +650,14 @@ def site_set_allowed_origins(*, site: Site, origins: list[str]) -> Site:
 
 
 def site_signin_update(
-    *, site: Site, actor: User, sso: bool | None = None, email: bool | None = None,
-    guests: bool | None = None, oidc: list[str] | None = None, link_email: bool | None = None,
+    *,
+    site: Site,
+    actor: User,
+    sso: bool | None = None,
+    email: bool | None = None,
+    guests: bool | None = None,
+    oidc: list[str] | None = None,
+    link_email: bool | None = None,
     guest_moderation: str | None = None,
 ) -> Site:
     """Change how readers may sign in to the site (API.md, "Sign-in methods"); its moderators
@@ -618,7 +667,10 @@ def site_signin_update(
     if not is_site_moderator(actor, site):
         raise PermissionDenied("Only moderators of this site may change how readers sign in.")
     changes: dict[str, object] = {
-        "signin_sso": sso, "signin_email": email, "signin_guests": guests, "signin_link_email": link_email,
+        "signin_sso": sso,
+        "signin_email": email,
+        "signin_guests": guests,
+        "signin_link_email": link_email,
         "guest_moderation": guest_moderation,
     }
     if oidc is not None:
@@ -645,7 +697,9 @@ def subject_get_or_create(*, site: Site, key: str, title: str = "", url: str = "
     return subject, created
 
 
-def subject_update(*, subject: Subject, actor: User, mode: str | None = None, state: str | None = None, title: str | None = None) -> Subject:
+def subject_update(
+    *, subject: Subject, actor: User, mode: str | None = None, state: str | None = None, title: str | None = None
+) -> Subject:
     """Change a subject's display mode, state or title; site moderators only. A mode is a view
     over the same paths, so switching it moves no row."""
     if not is_site_moderator(actor, subject.site):
@@ -694,12 +748,16 @@ def sso_user_upsert(*, site: Site, external_id: str, name: str, email: str = "",
     follow the host site's latest payload."""
     with transaction.atomic():
         identity = (
-            ExternalIdentity.objects.select_for_update().select_related("user")
-            .filter(site=site, external_id=external_id).first()
+            ExternalIdentity.objects.select_for_update()
+            .select_related("user")
+            .filter(site=site, external_id=external_id)
+            .first()
         )
         if identity is None:
             digest = hashlib.sha256(f"{site.pk}:{external_id}".encode()).hexdigest()[:20]
-            user = User.objects.create(username=f"sso-{site.key[:40]}-{digest}", display_name=name[:100], avatar_url=avatar[:1000])
+            user = User.objects.create(
+                username=f"sso-{site.key[:40]}-{digest}", display_name=name[:100], avatar_url=avatar[:1000]
+            )
             user.set_unusable_password()
             user.save(update_fields=["password"])
             try:

@@ -71,11 +71,15 @@ def verify_payload(site: Site, payload: str, *, now: float | None = None) -> Sso
     assert isinstance(external_id, str) and isinstance(name, str)  # as _storable_text checked
     if (
         not 0 < len(external_id) <= 255
-        or not isinstance(exp, (int, float)) or isinstance(exp, bool) or not math.isfinite(exp)
+        or not isinstance(exp, (int, float))
+        or isinstance(exp, bool)
+        or not math.isfinite(exp)
     ):
         raise refuse
     if exp <= (time.time() if now is None else now):
         raise NotAuthenticated("The SSO payload has expired.")
     if avatar and not avatar.startswith(("https://", "http://")):
         avatar = ""
-    return SsoClaims(external_id=external_id, name=name.strip()[:100] or external_id[:100], email=email[:254], avatar=avatar[:1000])
+    return SsoClaims(
+        external_id=external_id, name=name.strip()[:100] or external_id[:100], email=email[:254], avatar=avatar[:1000]
+    )

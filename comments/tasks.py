@@ -15,7 +15,11 @@ from .models import Comment
 @shared_task(name="comments.reconcile_subject", acks_late=True)
 def reconcile_subject(subject_id: int) -> dict:
     report = services.subject_reconcile_counters(subject_id=subject_id)
-    return {"subject_id": report.subject_id, "fixed_subject": report.fixed_subject, "fixed_comments": report.fixed_comments}
+    return {
+        "subject_id": report.subject_id,
+        "fixed_subject": report.fixed_subject,
+        "fixed_comments": report.fixed_comments,
+    }
 
 
 @shared_task(name="comments.reconcile_recent", acks_late=True)

@@ -35,9 +35,7 @@ def _bump(key: str, window: int, duration: int) -> tuple[int, int]:
     redis = _redis_client()
     if redis is not None:
         current, previous = cache.make_key(current), cache.make_key(previous)
-        count, _, last = round_trip(
-            redis, [("INCR", current), ("EXPIRE", current, 2 * duration), ("GET", previous)]
-        )
+        count, _, last = round_trip(redis, [("INCR", current), ("EXPIRE", current, 2 * duration), ("GET", previous)])
         for reply in (count, last):
             if isinstance(reply, Exception):
                 raise reply

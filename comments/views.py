@@ -155,7 +155,9 @@ def _respond(
     return response
 
 
-def _error(request, *, status: int, message: str, lang: str, site: Site | None = None, theme: str = "auto") -> HttpResponse:
+def _error(
+    request, *, status: int, message: str, lang: str, site: Site | None = None, theme: str = "auto"
+) -> HttpResponse:
     with translation.override(lang):
         html = render_to_string(
             "comments/error.html", {"status": status, "message": message, "theme": theme, "lang": lang}, request
@@ -268,10 +270,17 @@ def embed(request: HttpRequest) -> HttpResponse:
             # The sign-in button and the guest form follow the site's methods: a page cached
             # before a change is another variant.
             signin = f"{site.signin_sso:d}{site.first_party_signin:d}{site.signin_guests:d}{site.guest_moderation}"
-            variant = "embed:" + urlencode(sorted({**{k: str(v) for k, v in params.items()}, "lang": lang, "theme": theme, "signin": signin}.items()))
+            variant = "embed:" + urlencode(
+                sorted(
+                    {**{k: str(v) for k, v in params.items()}, "lang": lang, "theme": theme, "signin": signin}.items()
+                )
+            )
             html, _, stale = pagecache.shared_entry(
-                subject_id, variant,
-                lambda: _embed_html(request, site, queries.subject_for_viewer(subject_id, None)[0], params, lang=lang, theme=theme),
+                subject_id,
+                variant,
+                lambda: _embed_html(
+                    request, site, queries.subject_for_viewer(subject_id, None)[0], params, lang=lang, theme=theme
+                ),
                 stale_ok=True,
             )
     except serializers.ValidationError as exc:
@@ -320,9 +329,13 @@ def _embed_html(request, site: Site, subject, params: dict, *, lang: str, theme:
         "first_page": not params.get("cursor"),
         "first_page_url": _url("comments-web:embed", {**query, "mode": mode, "sort": sort}),
         "more_url": _url("comments-web:embed", {**query, "mode": mode, "sort": sort, "cursor": page.next_cursor})
-        if page and page.next_cursor else "",
-        "more_fragment_url": _url("comments-web:fragment-comments", {**query, "mode": mode, "sort": sort, "cursor": page.next_cursor})
-        if page and page.next_cursor else "",
+        if page and page.next_cursor
+        else "",
+        "more_fragment_url": _url(
+            "comments-web:fragment-comments", {**query, "mode": mode, "sort": sort, "cursor": page.next_cursor}
+        )
+        if page and page.next_cursor
+        else "",
         "list_fragment_url": _url("comments-web:fragment-comments", {**query, "mode": mode}),
         "query": urlencode({"lang": lang, "theme": theme, "mode": mode, **({"origin": origin} if origin else {})}),
         "theme": theme,
@@ -399,7 +412,9 @@ def _fragment_view(handler):
             return handler(request, *args, user=user, lang=lang, **kwargs)
         except _Unauthorized:
             with translation.override(lang):
-                return _error(request, status=401, message=gettext("Your sign-in has expired. Please sign in again."), lang=lang)
+                return _error(
+                    request, status=401, message=gettext("Your sign-in has expired. Please sign in again."), lang=lang
+                )
         except serializers.ValidationError as exc:
             with translation.override(lang):
                 return _error(request, status=400, message=_validation_message(exc), lang=lang)
@@ -436,9 +451,19 @@ def fragment_comments(request, *, user, lang):
     if subject is not None:
         subject, viewer = queries.subject_for_viewer(subject.pk, user)
         page = queries.list_comments(
-            subject, viewer, mode=mode, sort=sort, limit=params["limit"], cursor=params.get("cursor"), replies=params["replies"]
+            subject,
+            viewer,
+            mode=mode,
+            sort=sort,
+            limit=params["limit"],
+            cursor=params.get("cursor"),
+            replies=params["replies"],
         )
-        items, next_cursor, count = _decorate(page.items, user, mode, timezone.now(), read_only=_read_only(subject, viewer)), page.next_cursor, subject.comment_count
+        items, next_cursor, count = (
+            _decorate(page.items, user, mode, timezone.now(), read_only=_read_only(subject, viewer)),
+            page.next_cursor,
+            subject.comment_count,
+        )
     context = {
         "items": items,
         "mode": mode,
@@ -446,7 +471,9 @@ def fragment_comments(request, *, user, lang):
         "first_page": not params.get("cursor"),
         "query": urlencode({k: v for k, v in query.items() if k in ("lang", "theme", "mode", "origin")}),
         "more_url": _url("comments-web:embed", {**query, "cursor": next_cursor}) if next_cursor else "",
-        "more_fragment_url": _url("comments-web:fragment-comments", {**query, "cursor": next_cursor}) if next_cursor else "",
+        "more_fragment_url": _url("comments-web:fragment-comments", {**query, "cursor": next_cursor})
+        if next_cursor
+        else "",
     }
     return _fragment(request, "comments/_list.html", context, site=site, lang=lang)
 
@@ -460,15 +487,23 @@ def fragment_replies(request, comment_id: int, *, user, lang):
     query = {**_fragment_query(request, lang), "sort": params["sort"]}
     context = {
         "items": _decorate(
-            page.items, user, Mode.FLAT, timezone.now(), read_only=_read_only(root.subject, viewer), root_floors={root.pk: root.floor}
+            page.items,
+            user,
+            Mode.FLAT,
+            timezone.now(),
+            read_only=_read_only(root.subject, viewer),
+            root_floors={root.pk: root.floor},
         ),
         "mode": Mode.TWO_LEVEL,
         "in_thread": True,
         "root_id": root.pk,
         "query": urlencode({k: v for k, v in query.items() if k in ("lang", "theme", "origin")}),
-        "more_url": _url("comments-web:fragment-replies", {**query, "cursor": page.next_cursor}, root.pk) if page.next_cursor else "",
+        "more_url": _url("comments-web:fragment-replies", {**query, "cursor": page.next_cursor}, root.pk)
+        if page.next_cursor
+        else "",
         "more_fragment_url": _url("comments-web:fragment-replies", {**query, "cursor": page.next_cursor}, root.pk)
-        if page.next_cursor else "",
+        if page.next_cursor
+        else "",
     }
     return _fragment(request, "comments/_replies.html", context, site=root.subject.site, lang=lang)
 

@@ -17,7 +17,10 @@ _FALSE = {"0", "false", "no", "off", ""}
 def _binding_options(options: dict) -> dict:
     server_side = options.pop("server_side_binding", "1").lower() in _TRUE
     threshold = options.pop("prepare_threshold", "5" if server_side else "off").strip().lower()
-    return {"server_side_binding": server_side, "prepare_threshold": None if threshold in _FALSE | {"none"} else int(threshold)}
+    return {
+        "server_side_binding": server_side,
+        "prepare_threshold": None if threshold in _FALSE | {"none"} else int(threshold),
+    }
 
 
 @overload
@@ -179,7 +182,18 @@ def email_from_url(url: str | None, var_dir) -> dict:
     }
 
 
-_PERIODS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
+_PERIODS = {
+    "s": 1,
+    "sec": 1,
+    "second": 1,
+    "m": 60,
+    "min": 60,
+    "minute": 60,
+    "h": 3600,
+    "hour": 3600,
+    "d": 86400,
+    "day": 86400,
+}
 
 
 def parse_rate_limits(text: str) -> dict[str, tuple[int, int]]:
@@ -218,24 +232,36 @@ def oidc_providers_from_env() -> dict[str, dict]:
     providers: dict[str, dict] = {}
     if env_str("ACCOUNTS_GITHUB_CLIENT_ID"):
         providers["github"] = {
-            "kind": "github", "name": "GitHub", "client_id": env_str("ACCOUNTS_GITHUB_CLIENT_ID"),
+            "kind": "github",
+            "name": "GitHub",
+            "client_id": env_str("ACCOUNTS_GITHUB_CLIENT_ID"),
             "secret": env_str("ACCOUNTS_GITHUB_SECRET", ""),
         }
     # Google is an OpenID Connect provider like any other, found by its discovery document.
     if env_str("ACCOUNTS_GOOGLE_CLIENT_ID"):
         providers["google"] = {
-            "kind": "oidc", "name": "Google", "client_id": env_str("ACCOUNTS_GOOGLE_CLIENT_ID"),
-            "secret": env_str("ACCOUNTS_GOOGLE_SECRET", ""), "discovery_url": GOOGLE_DISCOVERY_URL,
+            "kind": "oidc",
+            "name": "Google",
+            "client_id": env_str("ACCOUNTS_GOOGLE_CLIENT_ID"),
+            "secret": env_str("ACCOUNTS_GOOGLE_SECRET", ""),
+            "discovery_url": GOOGLE_DISCOVERY_URL,
         }
     for key in env_list("ACCOUNTS_OIDC", []):
         prefix = f"ACCOUNTS_OIDC_{key.upper().replace('-', '_')}_"
         if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", key) or key in _RESERVED_KEYS:
-            raise ImproperlyConfigured(f"ACCOUNTS_OIDC: {key!r} is not a lower-case key of letters, digits, - and _ (nor github, google, sso, email or guests)")
+            raise ImproperlyConfigured(
+                f"ACCOUNTS_OIDC: {key!r} is not a lower-case key of letters, digits, - and _ (nor github, google, sso, email or guests)"
+            )
         discovery_url, client_id = env_str(prefix + "DISCOVERY_URL", ""), env_str(prefix + "CLIENT_ID", "")
         if not discovery_url.startswith(("https://", "http://")) or not client_id:
-            raise ImproperlyConfigured(f"ACCOUNTS_OIDC names {key!r}: set {prefix}DISCOVERY_URL (an http(s) URL) and {prefix}CLIENT_ID")
+            raise ImproperlyConfigured(
+                f"ACCOUNTS_OIDC names {key!r}: set {prefix}DISCOVERY_URL (an http(s) URL) and {prefix}CLIENT_ID"
+            )
         providers[key] = {
-            "kind": "oidc", "name": env_str(prefix + "NAME", "") or key, "client_id": client_id,
-            "secret": env_str(prefix + "SECRET", ""), "discovery_url": discovery_url,
+            "kind": "oidc",
+            "name": env_str(prefix + "NAME", "") or key,
+            "client_id": client_id,
+            "secret": env_str(prefix + "SECRET", ""),
+            "discovery_url": discovery_url,
         }
     return providers

@@ -36,12 +36,17 @@ REDIS_URL = env_str("REDIS_URL")
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
 EMBEDDED = local_files.embedded()
 
-SECRET_KEY = env_str("DJANGO_SECRET_KEY") or (local_files.kept_secret_key() if local_files.may_keep_secret_key() else None)
+SECRET_KEY = env_str("DJANGO_SECRET_KEY") or (
+    local_files.kept_secret_key() if local_files.may_keep_secret_key() else None
+)
 if not SECRET_KEY:
     raise ImproperlyConfigured(
         "DJANGO_SECRET_KEY must be set "
-        + ("(or start through manage.py once: it keeps a key in var/ for the embedded default)"
-           if local_files.may_keep_secret_key() else "outside the embedded default")
+        + (
+            "(or start through manage.py once: it keeps a key in var/ for the embedded default)"
+            if local_files.may_keep_secret_key()
+            else "outside the embedded default"
+        )
     )
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
@@ -132,7 +137,9 @@ if DATABASE_REPLICAS:
     if not REDIS_URL:
         # A client's writes are remembered in the shared cache; a cache of each process's own
         # would forget them whenever the next request reaches another process.
-        raise ImproperlyConfigured("DATABASE_REPLICA_URLS needs REDIS_URL (read-your-writes is kept in the shared cache)")
+        raise ImproperlyConfigured(
+            "DATABASE_REPLICA_URLS needs REDIS_URL (read-your-writes is kept in the shared cache)"
+        )
     DATABASE_ROUTERS = ["comments.replicas.ReplicaRouter"]
     MIDDLEWARE.insert(MIDDLEWARE.index("comments.middleware.ApiErrorMiddleware"), "comments.replicas.ReplicaMiddleware")
 
@@ -422,7 +429,9 @@ PORTABILITY_ERASURE_DEFAULT = env_str("PORTABILITY_ERASURE_DEFAULT", "placeholde
 # Notifications (notifications/).
 # Like counts that make a milestone an author may be told of (they opt in), and how old a
 # comment may be and still be checked for one.
-NOTIFICATIONS_LIKE_MILESTONES = [int(n) for n in env_list("NOTIFICATIONS_LIKE_MILESTONES", ["10", "50", "100", "500", "1000", "5000", "10000"])]
+NOTIFICATIONS_LIKE_MILESTONES = [
+    int(n) for n in env_list("NOTIFICATIONS_LIKE_MILESTONES", ["10", "50", "100", "500", "1000", "5000", "10000"])
+]
 NOTIFICATIONS_LIKE_MILESTONE_DAYS = env_int("NOTIFICATIONS_LIKE_MILESTONE_DAYS", 30)
 # The service's public address, for the links in emails (the one-click unsubscribe among them).
 NOTIFICATIONS_BASE_URL = env_str("NOTIFICATIONS_BASE_URL", "http://localhost:8000").rstrip("/")
@@ -448,11 +457,13 @@ ACCOUNTS_GUEST_FORM_MAX_AGE = env_int("ACCOUNTS_GUEST_FORM_MAX_AGE", 2 * 3600)
 # email_link counts sign-in links sent to one address, email_link_client those asked for by one
 # client (its address). Guests' comments count per guest (the guest's browser, else its
 # address) in guest_post and per address in guest_post_client: tighter than post.
-RATE_LIMITS = parse_rate_limits(env_str(
-    "RATE_LIMITS",
-    "post=10/min,like=120/min,report=20/h,login=10/min,email_link=5/h,email_link_client=20/h,"
-    "guest_post=3/min,guest_post_client=20/h",
-))
+RATE_LIMITS = parse_rate_limits(
+    env_str(
+        "RATE_LIMITS",
+        "post=10/min,like=120/min,report=20/h,login=10/min,email_link=5/h,email_link_client=20/h,"
+        "guest_post=3/min,guest_post_client=20/h",
+    )
+)
 
 LOGGING = {
     "version": 1,

@@ -55,7 +55,11 @@ def _answer(request, site, page) -> Response | HttpResponse:
 class RecentCommentsView(ApiView):
     authentication_classes: list = []  # public data, the same for everyone
 
-    @extend_schema(parameters=[PageParams], responses={200: SidebarPageOut, **error_responses(400, 404)}, summary="A site's recent comments")
+    @extend_schema(
+        parameters=[PageParams],
+        responses={200: SidebarPageOut, **error_responses(400, 404)},
+        summary="A site's recent comments",
+    )
     def get(self, request, site_key: str):
         """The site's published public comments in open subjects, newest first."""
         params = query_params(request, PageParams)
@@ -66,7 +70,11 @@ class RecentCommentsView(ApiView):
 class TopCommentsView(ApiView):
     authentication_classes: list = []
 
-    @extend_schema(parameters=[TopParams], responses={200: SidebarPageOut, **error_responses(400, 404)}, summary="A site's most liked comments")
+    @extend_schema(
+        parameters=[TopParams],
+        responses={200: SidebarPageOut, **error_responses(400, 404)},
+        summary="A site's most liked comments",
+    )
     def get(self, request, site_key: str):
         """The site's most liked published public comments in open subjects among those of the
         last ``days`` days (1..365, default 30), ties newest first. A first page may be up to

@@ -31,15 +31,21 @@ _MALFORMED = {"cursor": ["Malformed cursor."]}
 
 def _of_site(site_id: int, *, open_only: bool) -> rowsql.Sql:
     state = f" AND s.state = '{SubjectState.OPEN}'" if open_only else ""
-    return _PUBLIC & rowsql.Sql(f"c.subject_id IN (SELECT s.id FROM {_SUBJECT} s WHERE s.site_id = %s{state})", (site_id,))
+    return _PUBLIC & rowsql.Sql(
+        f"c.subject_id IN (SELECT s.id FROM {_SUBJECT} s WHERE s.site_id = %s{state})", (site_id,)
+    )
 
 
 def _subjects_of(rows) -> dict[int, dict]:
     ids = {r.subject_id for r in rows}
-    return {
-        s["id"]: {**s, "url": s["url"] or None}
-        for s in Subject.objects.filter(pk__in=ids).values("id", "key", "title", "url")
-    } if ids else {}
+    return (
+        {
+            s["id"]: {**s, "url": s["url"] or None}
+            for s in Subject.objects.filter(pk__in=ids).values("id", "key", "title", "url")
+        }
+        if ids
+        else {}
+    )
 
 
 def _shown(rows) -> list[dict]:

@@ -39,13 +39,19 @@ class LikeView(ApiView):
         count, liked = services.like_set(comment_id=comment_id, user=request.user, liked=liked)
         return Response({"liked": liked, "like_count": count})
 
-    @extend_schema(request=None, responses={200: LikeOut, **error_responses(401, 403, 404)}, summary="Like a comment (idempotent)")
+    @extend_schema(
+        request=None, responses={200: LikeOut, **error_responses(401, 403, 404)}, summary="Like a comment (idempotent)"
+    )
     def put(self, request, comment_id: int):
         """Like a comment, answered at once with its new count (from Redis; the like reaches the
         database within seconds). Liking it again changes nothing."""
         return self._set(request, comment_id, True)
 
-    @extend_schema(request=None, responses={200: LikeOut, **error_responses(401, 403, 404)}, summary="Unlike a comment (idempotent)")
+    @extend_schema(
+        request=None,
+        responses={200: LikeOut, **error_responses(401, 403, 404)},
+        summary="Unlike a comment (idempotent)",
+    )
     def delete(self, request, comment_id: int):
         """Take a like back, answered at once with the comment's new count. Unliking again changes
         nothing."""
@@ -53,7 +59,11 @@ class LikeView(ApiView):
 
 
 class LikersView(ApiView):
-    @extend_schema(parameters=[PageParams], responses={200: LikersPageOut, **error_responses(400, 404)}, summary="Who likes a comment, oldest like first")
+    @extend_schema(
+        parameters=[PageParams],
+        responses={200: LikersPageOut, **error_responses(400, 404)},
+        summary="Who likes a comment, oldest like first",
+    )
     def get(self, request, comment_id: int):
         """The users who like a comment, oldest like first, each with when they liked it."""
         params = query_params(request, PageParams)

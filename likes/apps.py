@@ -18,7 +18,9 @@ class LikesConfig(AppConfig):
         hooks.subject_state_changed.connect(_subject_state_changed, dispatch_uid="likes.subject_state_changed")
 
 
-def _new_comment_has_no_likes(sender, *, comment_id: int, subject_id: int, status: str, visibility: str, **kwargs) -> None:
+def _new_comment_has_no_likes(
+    sender, *, comment_id: int, subject_id: int, status: str, visibility: str, **kwargs
+) -> None:
     from .live import sentinel_score
     from .services import like_state_mark_empty
 
@@ -29,7 +31,9 @@ def _status_changed(sender, *, comment_id: int, subject_id: int, to_status: str,
     from .live import sentinel_score
     from .services import like_state_reflag
 
-    like_state_reflag(comment_id=comment_id, subject_id=subject_id, flag=sentinel_score(status=to_status, visibility=visibility))
+    like_state_reflag(
+        comment_id=comment_id, subject_id=subject_id, flag=sentinel_score(status=to_status, visibility=visibility)
+    )
 
 
 def _subject_state_changed(sender, *, subject_id: int, state: str, **kwargs) -> None:

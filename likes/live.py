@@ -58,13 +58,17 @@ def sentinel_score(*, status: str, visibility: str) -> int:
     from comments.models import Status, Visibility
 
     return OPEN if status == Status.PUBLISHED and visibility == Visibility.PUBLIC else CHECK
+
+
 # What makes a process use the database alone for a while: Redis not answering, (a cluster)
 # a slot without a reachable master for longer than the client's retries, or Redis refusing
 # writes because it is full (a like-state Redis runs with maxmemory-policy noeviction, since
 # evicting a stream or the flush's bookkeeping would lose likes or miscount them;
 # docs/production.md).
 ERRORS = (
-    redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ClusterError,
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ClusterError,
     redis.exceptions.OutOfMemoryError,
 )
 
@@ -87,7 +91,10 @@ def client() -> redis.Redis | RedisCluster | None:
             if _client is None or _client_url != url:
                 timeout = settings.LIKES_REDIS_TIMEOUT
                 _client = connect(
-                    url, decode_responses=True, socket_timeout=timeout, socket_connect_timeout=timeout,
+                    url,
+                    decode_responses=True,
+                    socket_timeout=timeout,
+                    socket_connect_timeout=timeout,
                     health_check_interval=30,
                 )
                 _client_url = url
@@ -298,7 +305,9 @@ PAGE_STATE = Script.load("page_state")
 # --- reads ---------------------------------------------------------------------------------
 
 
-def page_state(r: redis.Redis | RedisCluster, comments: list[tuple[int, int]], user_id: int | None) -> dict[int, tuple[int, bool]]:
+def page_state(
+    r: redis.Redis | RedisCluster, comments: list[tuple[int, int]], user_id: int | None
+) -> dict[int, tuple[int, bool]]:
     """``{comment_id: (like_count, liked)}`` for the loaded comments among ``comments``
     (``(comment_id, subject_id)`` pairs), in one round trip: one script call per subject (a
     page is almost always one subject), pipelined. One call of a script instead of two
@@ -377,8 +386,17 @@ class Creation:
     since: int | None = None
 
 
-def like(r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: int, user_id: int, liked: bool, checked: bool,
-         subject_open: bool = False, create: Creation | None = None):
+def like(
+    r: redis.Redis | RedisCluster,
+    *,
+    subject_id: int,
+    comment_id: int,
+    user_id: int,
+    liked: bool,
+    checked: bool,
+    subject_open: bool = False,
+    create: Creation | None = None,
+):
     """Apply one action; ``(count, liked)``; ``NEEDS_CHECK`` when ``checked`` is false and the
     comment is not OPEN or its subject is not marked open (``subject_open``: the caller read
     the subject open just now, which marks it so unless it was just closed). When the
@@ -393,7 +411,10 @@ def like(r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: int, use
     registers the subject again at once: Redis may have lost the registration with the
     stream (a restart, ``FLUSHALL``) since this process made it."""
     keys_ = [
-        keys.likers(subject_id, comment_id), keys.events(subject_id), keys.pending(subject_id), keys.written(subject_id),
+        keys.likers(subject_id, comment_id),
+        keys.events(subject_id),
+        keys.pending(subject_id),
+        keys.written(subject_id),
         keys.subject_open(subject_id),
     ]
     args: list[int | str] = [user_id, int(liked), comment_id, int(checked), int(subject_open)]
@@ -446,7 +467,9 @@ def reflag(r: redis.Redis | RedisCluster, *, comment_id: int, subject_id: int, f
     r.zadd(keys.likers(subject_id, comment_id), {SENTINEL: flag}, xx=True)
 
 
-def likers_page(r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: int, after: tuple[int, int] | None, limit: int):
+def likers_page(
+    r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: int, after: tuple[int, int] | None, limit: int
+):
     """``(open, rows)``: whether the comment is OPEN (anyone who can read the subject may see
     it), and up to ``limit + 1`` ``(user_id, liked_at_ms)`` after ``after`` = (ms, user id),
     oldest first; None when the state is not loaded."""
@@ -483,7 +506,8 @@ def create_state(r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: 
     """Create the comment's state from ``creation`` unless it is loaded already (False), or
     the rows may be behind (None: ``may_create`` in the scripts). True when made."""
     made = CREATE_STATE(
-        r, [keys.likers(subject_id, comment_id), keys.pending(subject_id), keys.written(subject_id)],
+        r,
+        [keys.likers(subject_id, comment_id), keys.pending(subject_id), keys.written(subject_id)],
         [comment_id, creation.flag, creation.since, settings.LIKES_STATE_TTL, *creation.flat_likers],
     )
     return None if made == -1 else bool(made)
@@ -524,7 +548,9 @@ def ensure_group(r: redis.Redis | RedisCluster, stream: str) -> None:
             raise
 
 
-def read_events(r: redis.Redis | RedisCluster, stream: str, consumer: str, count: int, reclaim_idle_ms: int) -> list[list]:
+def read_events(
+    r: redis.Redis | RedisCluster, stream: str, consumer: str, count: int, reclaim_idle_ms: int
+) -> list[list]:
     """Up to ``count`` entries ``(id, [field, value, ...])`` for this consumer: first those
     another consumer read and did not acknowledge for ``reclaim_idle_ms`` (it died), then new
     ones. The consumer group is made on first need (a stream's first flush, or after Redis
@@ -538,7 +564,9 @@ def read_events(r: redis.Redis | RedisCluster, stream: str, consumer: str, count
     return _read_events(r, stream, consumer, count, reclaim_idle_ms)
 
 
-def _read_events(r: redis.Redis | RedisCluster, stream: str, consumer: str, count: int, reclaim_idle_ms: int) -> list[list]:
+def _read_events(
+    r: redis.Redis | RedisCluster, stream: str, consumer: str, count: int, reclaim_idle_ms: int
+) -> list[list]:
     raw = _as_sent(r)
     claimed = raw.xautoclaim(stream, keys.FLUSH_GROUP, consumer, reclaim_idle_ms, start_id="0-0", count=count)
     entries = [_flat(e) for e in claimed[1] if e and e[1]]
@@ -590,7 +618,12 @@ def acknowledge(r: redis.Redis | RedisCluster, subject_id: int, entries: list[tu
         else:
             by_comment.setdefault(comment_id, []).append(entry_id)
     stream = keys.events(subject_id)
-    keys_ = [stream, keys.pending(subject_id), keys.written(subject_id), *(keys.likers(subject_id, c) for c in by_comment)]
+    keys_ = [
+        stream,
+        keys.pending(subject_id),
+        keys.written(subject_id),
+        *(keys.likers(subject_id, c) for c in by_comment),
+    ]
     args = [keys.FLUSH_GROUP, settings.LIKES_STATE_TTL, len(by_comment)]
     for comment_id, ids in by_comment.items():
         args += [comment_id, len(ids)]

@@ -40,7 +40,9 @@ class Like(models.Model):
             # (subject_id rides along on PostgreSQL, so that the likers read with their comment,
             # joined on it for Citus, stay an index-only scan)
             models.Index(
-                fields=["comment", "created_at", "user"], condition=Q(active=True), include=["subject_id"],
+                fields=["comment", "created_at", "user"],
+                condition=Q(active=True),
+                include=["subject_id"],
                 name="like_likers_by_time",
             ),
         ]

@@ -77,8 +77,10 @@ def like_actions_apply(
     changes: dict[int, int] = defaultdict(int)
     with transaction.atomic():
         list(
-            Subject.objects.select_for_update().filter(pk__in=set(comment_subjects.values()))
-            .order_by("pk").values_list("pk", flat=True)
+            Subject.objects.select_for_update()
+            .filter(pk__in=set(comment_subjects.values()))
+            .order_by("pk")
+            .values_list("pk", flat=True)
         )
         pending = dict(newest)
         updates = []
@@ -89,7 +91,10 @@ def like_actions_apply(
             # first likes, so this comes first and usually leaves nothing to look up. A pair
             # that has a row (or one another flush just inserted) is skipped by the insert.
             for comment_id, user_id in _insert_rows(
-                [(c, u, comment_subjects[c], a.liked, a.version or _clock_version(), a.at_ms) for (c, u), a in pending.items()]
+                [
+                    (c, u, comment_subjects[c], a.liked, a.version or _clock_version(), a.at_ms)
+                    for (c, u), a in pending.items()
+                ]
             ):
                 if pending.pop((comment_id, user_id)).liked:
                     changes[comment_id] += 1
@@ -110,8 +115,13 @@ def like_actions_apply(
         if mark_stale:
             now = timezone.now()
             StaleLikeState.objects.bulk_create(
-                [StaleLikeState(comment_id=c, subject_id=comment_subjects[c], created_at=now) for c in sorted({c for c, _ in newest})],
-                update_conflicts=True, unique_fields=["comment_id"], update_fields=["subject_id", "created_at"],
+                [
+                    StaleLikeState(comment_id=c, subject_id=comment_subjects[c], created_at=now)
+                    for c in sorted({c for c, _ in newest})
+                ],
+                update_conflicts=True,
+                unique_fields=["comment_id"],
+                update_fields=["subject_id", "created_at"],
             )
     # Counts, and with them hot order, of the pages that show these comments; told after the
     # transaction, whose subject row locks posting waits on, not inside it.
@@ -269,8 +279,14 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
         try:
             for _ in range(5):
                 result = live.like(
-                    r, subject_id=subject_id, comment_id=comment_id, user_id=user.pk, liked=liked,
-                    checked=checked is not None, subject_open=subject_open, create=creation,
+                    r,
+                    subject_id=subject_id,
+                    comment_id=comment_id,
+                    user_id=user.pk,
+                    liked=liked,
+                    checked=checked is not None,
+                    subject_open=subject_open,
+                    create=creation,
                 )
                 if result is live.NEEDS_CHECK:
                     checked = _likeable(comment_id, user)
@@ -297,7 +313,12 @@ def _like_in_database(comment, user: User, liked: bool) -> tuple[int, bool]:
         # Redis is configured but did not answer: its state of this comment falls behind.
         mark_stale=bool(settings.LIKES_REDIS_URL),
     )
-    count = Comment.objects.filter(pk=comment.pk, subject_id=comment.subject_id).values_list("like_count", flat=True).first() or 0
+    count = (
+        Comment.objects.filter(pk=comment.pk, subject_id=comment.subject_id)
+        .values_list("like_count", flat=True)
+        .first()
+        or 0
+    )
     return count, liked
 
 
@@ -391,7 +412,11 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
             parsed = [_action(i, f) for i, f in entries]
             actions = [a for a in parsed if a is not None]
             changes = like_actions_apply(actions, subject_id=subject_id)
-            live.acknowledge(r, subject_id, [(i, None if a is None else a.comment_id) for (i, _), a in zip(entries, parsed, strict=True)])
+            live.acknowledge(
+                r,
+                subject_id,
+                [(i, None if a is None else a.comment_id) for (i, _), a in zip(entries, parsed, strict=True)],
+            )
             report.events += len(entries)
             report.changed_comments += len(changes)
             report.batches += 1

@@ -217,7 +217,7 @@ def _active_likers(comment_id: int, *, chunked: bool = True):
     chunks (it costs statements of its own, which a small comment need not pay)."""
     in_sql = connection.vendor == "postgresql"
     moment = "floor(extract(epoch FROM created_at) * 1000)::bigint" if in_sql else "created_at"
-    with (connection.chunked_cursor() if chunked else connection.cursor()) as cursor:
+    with connection.chunked_cursor() if chunked else connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {moment}, user_id FROM {_LIKE} WHERE comment_id = %s AND active ORDER BY created_at, user_id",
             [comment_id],

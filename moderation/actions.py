@@ -62,10 +62,17 @@ class ModerationAction:
             self.comment = comment_lock(self.comment.pk)
             self.check()
             from_status, to_status = self.change()
-            review_tasks_close(comment_id=self.comment.pk, subject_id=self.comment.subject_id, actor=self.actor, decision=self.name)
+            review_tasks_close(
+                comment_id=self.comment.pk, subject_id=self.comment.subject_id, actor=self.actor, decision=self.name
+            )
             audit_write(
-                site_id=self.comment.subject.site_id, actor=self.actor, action=self.name,
-                comment_id=self.comment.pk, from_status=from_status, to_status=to_status, reason=self.reason,
+                site_id=self.comment.subject.site_id,
+                actor=self.actor,
+                action=self.name,
+                comment_id=self.comment.pk,
+                from_status=from_status,
+                to_status=to_status,
+                reason=self.reason,
             )
         return self.comment
 
@@ -80,8 +87,14 @@ class StatusAction(ModerationAction):
             raise InvalidInput(f"A {self.comment.status} comment cannot be given '{self.name}'.")
 
     def change(self):
-        comment, from_status = comment_set_status(comment_id=self.comment.pk, to_status=self.to_status, actor=self.actor)
-        self.comment.status, self.comment.pinned, self.comment.featured = comment.status, comment.pinned, comment.featured
+        comment, from_status = comment_set_status(
+            comment_id=self.comment.pk, to_status=self.to_status, actor=self.actor
+        )
+        self.comment.status, self.comment.pinned, self.comment.featured = (
+            comment.status,
+            comment.pinned,
+            comment.featured,
+        )
         return from_status, comment.status
 
 
@@ -154,7 +167,9 @@ class DismissReports(ModerationAction):
     def check(self) -> None:
         super().check()
         if self.comment.status != Status.PUBLISHED:
-            raise InvalidInput(f"Only a published comment's reports can be dismissed; this one is {self.comment.status}.")
+            raise InvalidInput(
+                f"Only a published comment's reports can be dismissed; this one is {self.comment.status}."
+            )
 
     def change(self):
         reasons = reports_dismiss(comment_id=self.comment.pk, subject_id=self.comment.subject_id)
@@ -195,7 +210,9 @@ def top_comments_feature(*, hours: int = 24) -> int:
     featured = 0
     for subject_id in subjects.iterator():
         top = list(
-            Comment.objects.filter(subject_id=subject_id, status=Status.PUBLISHED, like_count__gte=settings.MODERATION_FEATURE_MIN_LIKES)
+            Comment.objects.filter(
+                subject_id=subject_id, status=Status.PUBLISHED, like_count__gte=settings.MODERATION_FEATURE_MIN_LIKES
+            )
             .exclude(id__in=overruled)
             .select_related("subject__site")
             .order_by("-like_count", "id")[: settings.MODERATION_FEATURE_PER_SUBJECT]
@@ -205,4 +222,3 @@ def top_comments_feature(*, hours: int = 24) -> int:
                 Feature(comment=comment, actor=None, reason="top comment").execute()
                 featured += 1
     return featured
-

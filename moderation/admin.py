@@ -48,7 +48,9 @@ class WordEntryAdmin(ServiceAdmin):
     fields = ("site", "word", "action", "inside_words")
 
     def create(self, request, obj):
-        return services.word_create(actor=request.user, site=obj.site, word=obj.word, action=obj.action, inside_words=obj.inside_words)
+        return services.word_create(
+            actor=request.user, site=obj.site, word=obj.word, action=obj.action, inside_words=obj.inside_words
+        )
 
     def remove(self, request, obj):
         services.word_delete(actor=request.user, entry=obj)
@@ -63,7 +65,9 @@ class SanctionAdmin(ServiceAdmin):
     fields = ("site", "user", "kind", "until", "reason")
 
     def create(self, request, obj):
-        return services.sanction_create(actor=request.user, site=obj.site, user_id=obj.user_id, kind=obj.kind, until=obj.until, reason=obj.reason)
+        return services.sanction_create(
+            actor=request.user, site=obj.site, user_id=obj.user_id, kind=obj.kind, until=obj.until, reason=obj.reason
+        )
 
     def remove(self, request, obj):
         services.sanction_delete(actor=request.user, sanction=obj)
@@ -98,7 +102,9 @@ def _moderate_each(modeladmin, request, comment_ids, action_name: str) -> None:
 
 def _decide(action_name: str):
     def decide(modeladmin, request, queryset):
-        _moderate_each(modeladmin, request, queryset.filter(state="open").values_list("comment_id", flat=True), action_name)
+        _moderate_each(
+            modeladmin, request, queryset.filter(state="open").values_list("comment_id", flat=True), action_name
+        )
 
     decide.short_description = f"{action_name.capitalize()} the comments of the selected tasks"  # type: ignore[attr-defined]
     decide.__name__ = f"decide_{action_name}"
@@ -122,7 +128,10 @@ class ModeratedCommentAdmin(CommentAdmin):
     """The core's comment admin with moderators' actions: once these were bare status changes
     that skipped the rules (a claimed task, an allowed transition) and wrote no audit entry."""
 
-    actions = [_moderate(name) for name in ("approve", "reject", "delete", "restore", "shadow", "pin", "unpin", "feature", "unfeature")]
+    actions = [
+        _moderate(name)
+        for name in ("approve", "reject", "delete", "restore", "shadow", "pin", "unpin", "feature", "unfeature")
+    ]
 
 
 @admin.register(ReviewTask)

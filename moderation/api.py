@@ -130,40 +130,68 @@ class ReportsView(ApiView):
     def get_throttles(self):
         return throttles("report")
 
-    @extend_schema(request=ReportIn, responses={200: ReportOut, 201: ReportOut, **error_responses(400, 401, 403, 404)}, summary="Report a comment")
+    @extend_schema(
+        request=ReportIn,
+        responses={200: ReportOut, 201: ReportOut, **error_responses(400, 401, 403, 404)},
+        summary="Report a comment",
+    )
     def post(self, request, comment_id: int):
         """Report a comment to the site's moderators, once per reader (a repeat answers 200 with the
         first). At the site's threshold of distinct reporters a published comment is held for
         review."""
         data = validated(ReportIn, request.data)
         comment = comment_queries.comment_ref_for_viewer(comment_id, request.user)
-        report, created = services.report_create(comment=comment, reporter=request.user, reason=data["reason"], detail=data["detail"])
+        report, created = services.report_create(
+            comment=comment, reporter=request.user, reason=data["reason"], detail=data["detail"]
+        )
         return Response(ReportOut(report).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class QueueView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(parameters=[QueueParams], responses={200: TaskPageOut, **error_responses(400, 401, 403, 404)}, summary="The review queue of a site")
+    @extend_schema(
+        parameters=[QueueParams],
+        responses={200: TaskPageOut, **error_responses(400, 401, 403, 404)},
+        summary="The review queue of a site",
+    )
     def get(self, request):
         """A site's review tasks, open or done, highest priority first, then oldest, each with its
         comment as a moderator sees it and why it is there."""
         params = query_params(request, QueueParams)
-        page = queries.review_queue(user=request.user, site_key=params["site"], state=params["state"], limit=params["limit"], cursor=params.get("cursor"))
+        page = queries.review_queue(
+            user=request.user,
+            site_key=params["site"],
+            state=params["state"],
+            limit=params["limit"],
+            cursor=params.get("cursor"),
+        )
         return Response({"items": page.items, "next_cursor": page.next_cursor})
 
 
 class TaskClaimView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=None, responses={200: TaskOut, **error_responses(401, 403, 404)}, summary="Claim a review task for a while")
+    @extend_schema(
+        request=None,
+        responses={200: TaskOut, **error_responses(401, 403, 404)},
+        summary="Claim a review task for a while",
+    )
     def put(self, request, task_id: int):
         """Claim a review task for ``MODERATION_CLAIM_SECONDS``, so no other moderator acts on its
         comment meanwhile; 403 while another moderator's claim runs."""
         task = services.review_task_claim(task_id=task_id, moderator=request.user)
-        return Response({"id": task.pk, "claimed_by": comment_queries.present_user(request.user), "claim_expires_at": task.claim_expires_at})
+        return Response(
+            {
+                "id": task.pk,
+                "claimed_by": comment_queries.present_user(request.user),
+                "claim_expires_at": task.claim_expires_at,
+            }
+        )
 
-    @extend_schema(request=None, responses={204: None, **error_responses(401, 403, 404)}, summary="Give a claimed task back")
+    @extend_schema(
+        request=None, responses={204: None, **error_responses(401, 403, 404)}, summary="Give a claimed task back"
+    )
     def delete(self, request, task_id: int):
         """Give a claimed task back before its claim runs out."""
         services.review_task_release(task_id=task_id, moderator=request.user)
@@ -173,13 +201,19 @@ class TaskClaimView(ApiView):
 class CommentActionView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=ActionIn, responses={200: CommentOut, **error_responses(400, 401, 403, 404)}, summary="Take a moderator action on a comment")
+    @extend_schema(
+        request=ActionIn,
+        responses={200: CommentOut, **error_responses(400, 401, 403, 404)},
+        summary="Take a moderator action on a comment",
+    )
     def post(self, request, comment_id: int):
         """A moderator's decision on a comment: approve, reject, delete, restore, pin, unpin,
         feature, unfeature, shadow, or dismiss its reports. Closes the comment's open review tasks
         and writes one audit entry; refused while another moderator holds its task."""
         data = validated(ActionIn, request.data)
-        actions.comment_moderate(comment_id=comment_id, actor=request.user, action=data["action"], reason=data["reason"])
+        actions.comment_moderate(
+            comment_id=comment_id, actor=request.user, action=data["action"], reason=data["reason"]
+        )
         comment, viewer = comment_queries.comment_for_viewer(comment_id, request.user)
         return Response(comment_queries.present_comments([comment], viewer)[comment.pk])
 
@@ -187,22 +221,34 @@ class CommentActionView(ApiView):
 class WordsView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(parameters=[WordParams], responses={200: WordPageOut, **error_responses(400, 401, 403, 404)}, summary="Word list entries, oldest first")
+    @extend_schema(
+        parameters=[WordParams],
+        responses={200: WordPageOut, **error_responses(400, 401, 403, 404)},
+        summary="Word list entries, oldest first",
+    )
     def get(self, request):
         """The word list that applies to a site (its own entries and every site's), or without
         ``site`` the list of every site (staff)."""
         params = query_params(request, WordParams)
-        page = queries.word_entries(user=request.user, site_key=params.get("site"), limit=params["limit"], cursor=params.get("cursor"))
+        page = queries.word_entries(
+            user=request.user, site_key=params.get("site"), limit=params["limit"], cursor=params.get("cursor")
+        )
         return Response({"items": WordOut(page.items, many=True).data, "next_cursor": page.next_cursor})
 
-    @extend_schema(request=WordIn, responses={201: WordOut, **error_responses(400, 401, 403, 404)}, summary="Add a word (site null: every site, staff only)")
+    @extend_schema(
+        request=WordIn,
+        responses={201: WordOut, **error_responses(400, 401, 403, 404)},
+        summary="Add a word (site null: every site, staff only)",
+    )
     def post(self, request):
         """Add a word to a site's list, or with ``site`` null to every site's (staff): ``block``
         refuses comments with it, ``review`` holds them, ``mask`` stars it out. Audited; the last
         day's comments are checked against it."""
         data = validated(WordIn, request.data)
         site = comment_queries.site_by_key(data["site"]) if data["site"] is not None else None
-        entry = services.word_create(actor=request.user, site=site, word=data["word"], action=data["action"], inside_words=data["inside_words"])
+        entry = services.word_create(
+            actor=request.user, site=site, word=data["word"], action=data["action"], inside_words=data["inside_words"]
+        )
         return Response(WordOut(entry).data, status=status.HTTP_201_CREATED)
 
 
@@ -219,7 +265,11 @@ class WordDetailView(ApiView):
 class SanctionsView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=SanctionIn, responses={201: SanctionOut, **error_responses(400, 401, 403, 404)}, summary="Ban, shadow-ban or trust a user on a site")
+    @extend_schema(
+        request=SanctionIn,
+        responses={201: SanctionOut, **error_responses(400, 401, 403, 404)},
+        summary="Ban, shadow-ban or trust a user on a site",
+    )
     def post(self, request):
         """Ban (no posts, edits, likes or reports), shadow-ban (new comments seen only by their
         author) or trust (no pre-moderation or spam review) a user on one site, until a time or for
@@ -227,7 +277,12 @@ class SanctionsView(ApiView):
         data = validated(SanctionIn, request.data)
         site = comment_queries.site_by_key(data["site"])
         sanction = services.sanction_create(
-            actor=request.user, site=site, user_id=data["user_id"], kind=data["kind"], until=data["until"], reason=data["reason"]
+            actor=request.user,
+            site=site,
+            user_id=data["user_id"],
+            kind=data["kind"],
+            until=data["until"],
+            reason=data["reason"],
         )
         return Response(SanctionOut(sanction).data, status=status.HTTP_201_CREATED)
 
@@ -245,11 +300,16 @@ class SanctionDetailView(ApiView):
 class AuditLogView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(parameters=[SiteParams], responses={200: AuditPageOut, **error_responses(400, 401, 403, 404)}, summary="The audit log of a site")
+    @extend_schema(
+        parameters=[SiteParams],
+        responses={200: AuditPageOut, **error_responses(400, 401, 403, 404)},
+        summary="The audit log of a site",
+    )
     def get(self, request):
         """A site's audit entries, newest first: every moderator decision and system hold, with the
         status before and after."""
         params = query_params(request, SiteParams)
-        page = queries.audit_log(user=request.user, site_key=params["site"], limit=params["limit"], cursor=params.get("cursor"))
+        page = queries.audit_log(
+            user=request.user, site_key=params["site"], limit=params["limit"], cursor=params.get("cursor")
+        )
         return Response({"items": page.items, "next_cursor": page.next_cursor})
-

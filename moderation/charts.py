@@ -16,7 +16,10 @@ def _scale(top: float) -> tuple[float, list[dict]]:
         step = 10 ** len(str(int(top)))
     bound = step * -(-top // step)
     plot_h = CHART_H - PAD_B - PAD_T
-    grid = [{"y": round(PAD_T + plot_h - plot_h * v / bound, 1), "label": f"{v:g}"} for v in range(0, int(bound) + 1, int(step))]
+    grid = [
+        {"y": round(PAD_T + plot_h - plot_h * v / bound, 1), "label": f"{v:g}"}
+        for v in range(0, int(bound) + 1, int(step))
+    ]
     return bound, grid
 
 
@@ -27,13 +30,28 @@ def bar_chart(points: list[tuple]) -> dict:
     bars = []
     for i, (day, value) in enumerate(points):
         h = plot_h * value / bound
-        bars.append({
-            "x": round(PAD_L + i * slot + slot * 0.15, 1), "w": round(slot * 0.7, 1),
-            "y": round(PAD_T + plot_h - h, 1), "h": round(h, 1), "value": value, "day": day,
-            "label_x": round(PAD_L + i * slot + slot / 2, 1), "show_label": (len(points) - 1 - i) % 2 == 0,
-        })
-    return {"w": CHART_W, "h": CHART_H, "grid": grid, "bars": bars, "axis_x": PAD_L, "axis_y": CHART_H - PAD_B,
-            "label_y": CHART_H - 8, "right": CHART_W - 8}
+        bars.append(
+            {
+                "x": round(PAD_L + i * slot + slot * 0.15, 1),
+                "w": round(slot * 0.7, 1),
+                "y": round(PAD_T + plot_h - h, 1),
+                "h": round(h, 1),
+                "value": value,
+                "day": day,
+                "label_x": round(PAD_L + i * slot + slot / 2, 1),
+                "show_label": (len(points) - 1 - i) % 2 == 0,
+            }
+        )
+    return {
+        "w": CHART_W,
+        "h": CHART_H,
+        "grid": grid,
+        "bars": bars,
+        "axis_x": PAD_L,
+        "axis_y": CHART_H - PAD_B,
+        "label_y": CHART_H - 8,
+        "right": CHART_W - 8,
+    }
 
 
 def line_chart(points: list[tuple]) -> dict:
@@ -48,14 +66,39 @@ def line_chart(points: list[tuple]) -> dict:
             if current:
                 segments.append(current)
             current = []
-            dots.append({"x": x, "y": None, "value": None, "day": day, "label_x": x,
-                         "show_label": (len(points) - 1 - i) % 2 == 0})
+            dots.append(
+                {
+                    "x": x,
+                    "y": None,
+                    "value": None,
+                    "day": day,
+                    "label_x": x,
+                    "show_label": (len(points) - 1 - i) % 2 == 0,
+                }
+            )
             continue
         y = round(PAD_T + plot_h - plot_h * value / bound, 1)
         current.append(f"{x},{y}")
-        dots.append({"x": x, "y": y, "value": round(value, 1), "day": day, "label_x": x,
-                     "show_label": (len(points) - 1 - i) % 2 == 0})
+        dots.append(
+            {
+                "x": x,
+                "y": y,
+                "value": round(value, 1),
+                "day": day,
+                "label_x": x,
+                "show_label": (len(points) - 1 - i) % 2 == 0,
+            }
+        )
     if current:
         segments.append(current)
-    return {"w": CHART_W, "h": CHART_H, "grid": grid, "dots": dots, "lines": [" ".join(s) for s in segments],
-            "axis_x": PAD_L, "axis_y": CHART_H - PAD_B, "label_y": CHART_H - 8, "right": CHART_W - 8}
+    return {
+        "w": CHART_W,
+        "h": CHART_H,
+        "grid": grid,
+        "dots": dots,
+        "lines": [" ".join(s) for s in segments],
+        "axis_x": PAD_L,
+        "axis_y": CHART_H - PAD_B,
+        "label_y": CHART_H - 8,
+        "right": CHART_W - 8,
+    }

@@ -34,7 +34,9 @@ def error_page(request: HttpRequest, status: int, message: str, fields=None, *, 
         if fields:
             body["error"]["fields"] = fields
         return JsonResponse(body, status=status)
-    return render(request, "moderation/error.html", {"status": status, "message": message, "fields": fields}, status=status)
+    return render(
+        request, "moderation/error.html", {"status": status, "message": message, "fields": fields}, status=status
+    )
 
 
 class ConsoleRequest(HttpRequest):
@@ -53,12 +55,17 @@ def console_page(view):
     def wrapped(request: HttpRequest, *args, **kwargs):
         if not request.user.is_authenticated:
             if wants_json(request):
-                return JsonResponse({"error": {"code": "not_authenticated", "message": _("Please sign in again.")}}, status=401)
+                return JsonResponse(
+                    {"error": {"code": "not_authenticated", "message": _("Please sign in again.")}}, status=401
+                )
             return redirect_to_login(request.get_full_path(), reverse("console:login"))
         sites = queries.moderated_sites(request.user)
         if not sites:
             return error_page(
-                request, 403, _("Only site moderators and staff may use the moderation console."), code="permission_denied"
+                request,
+                403,
+                _("Only site moderators and staff may use the moderation console."),
+                code="permission_denied",
             )
         request.console_sites = sites  # type: ignore[attr-defined]  # what makes it a ConsoleRequest
         try:
@@ -104,8 +111,12 @@ def console_site(request: ConsoleRequest, key: str):
 
 
 def safe_next(request: HttpRequest, target: str | None, default: str) -> str:
-    if target and target.startswith("/console/") and url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    if (
+        target
+        and target.startswith("/console/")
+        and url_has_allowed_host_and_scheme(
+            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
     ):
         return target
     return default
@@ -116,10 +127,20 @@ def console_url(name: str, **params) -> str:
     return reverse(name) + (f"?{urlencode(params)}" if params else "")
 
 
-def site_page(request: ConsoleRequest, template: str, nav: str, site_key: str, *, status: int = 200, **context) -> HttpResponse:
+def site_page(
+    request: ConsoleRequest, template: str, nav: str, site_key: str, *, status: int = 200, **context
+) -> HttpResponse:
     """A console page about one site: its tab, the site with the switch to the others, and the
     address to come back to after a form."""
-    return render(request, template, {
-        "nav": nav, "site": console_site(request, site_key), "sites": request.console_sites, "here": request.get_full_path(),
-        **context,
-    }, status=status)
+    return render(
+        request,
+        template,
+        {
+            "nav": nav,
+            "site": console_site(request, site_key),
+            "sites": request.console_sites,
+            "here": request.get_full_path(),
+            **context,
+        },
+        status=status,
+    )

@@ -24,19 +24,36 @@ class QueueFilterForm(forms.Form):
     # not exist (404), the same rule as the API's.
     site = forms.CharField(label=_("Site"), required=False, max_length=64)
     state = forms.ChoiceField(
-        label=_("State"), required=False,
+        label=_("State"),
+        required=False,
         choices=[(TaskState.OPEN, _("Open")), (TaskState.DONE, _("Done"))],
     )
     reason = forms.ChoiceField(
-        label=_("Reason"), required=False,
-        choices=[("", _("Any reason")), *((kind, label) for kind, label in (
-            ("report", _("Reports")), ("word", _("Word list")), ("spam", _("Spam signals")), ("policy", _("Pre-moderation")),
-        ) if kind in REASON_KINDS)],
+        label=_("Reason"),
+        required=False,
+        choices=[
+            ("", _("Any reason")),
+            *(
+                (kind, label)
+                for kind, label in (
+                    ("report", _("Reports")),
+                    ("word", _("Word list")),
+                    ("spam", _("Spam signals")),
+                    ("policy", _("Pre-moderation")),
+                )
+                if kind in REASON_KINDS
+            ),
+        ],
     )
     age = forms.ChoiceField(
-        label=_("Age"), required=False,
-        choices=[("", _("Any age")), ("1h", _("Older than 1 hour")), ("24h", _("Older than 24 hours")),
-                 ("7d", _("Older than 7 days"))],
+        label=_("Age"),
+        required=False,
+        choices=[
+            ("", _("Any age")),
+            ("1h", _("Older than 1 hour")),
+            ("24h", _("Older than 24 hours")),
+            ("7d", _("Older than 7 days")),
+        ],
     )
     cursor = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
 
@@ -96,7 +113,9 @@ class ActionForm(forms.Form):
         if not data.get("comment"):
             raise forms.ValidationError(_("Select at least one comment."), code="required")
         if len(data["comment"]) > self.MAX_BULK:
-            raise forms.ValidationError(_("At most %(n)d comments at once."), code="invalid", params={"n": self.MAX_BULK})
+            raise forms.ValidationError(
+                _("At most %(n)d comments at once."), code="invalid", params={"n": self.MAX_BULK}
+            )
         return data
 
 
@@ -106,7 +125,11 @@ class WordForm(forms.Form):
     word = forms.CharField(label=_("Word or phrase"), max_length=100)
     action = forms.ChoiceField(
         label=_("Action"),
-        choices=[(WordAction.BLOCK, _("Block")), (WordAction.REVIEW, _("Send to review")), (WordAction.MASK, _("Mask"))],
+        choices=[
+            (WordAction.BLOCK, _("Block")),
+            (WordAction.REVIEW, _("Send to review")),
+            (WordAction.MASK, _("Mask")),
+        ],
     )
     inside_words = forms.BooleanField(label=_("Also inside longer words"), required=False)
 
@@ -118,10 +141,15 @@ class SanctionForm(forms.Form):
     user = forms.CharField(label=_("User (id or username)"), max_length=150)
     kind = forms.ChoiceField(
         label=_("Kind"),
-        choices=[(SanctionKind.BAN, _("Ban")), (SanctionKind.SHADOW_BAN, _("Shadow ban")), (SanctionKind.TRUST, _("Trust"))],
+        choices=[
+            (SanctionKind.BAN, _("Ban")),
+            (SanctionKind.SHADOW_BAN, _("Shadow ban")),
+            (SanctionKind.TRUST, _("Trust")),
+        ],
     )
     until = forms.DateTimeField(
-        label=_("Until (UTC, empty: no end)"), required=False,
+        label=_("Until (UTC, empty: no end)"),
+        required=False,
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
         input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%d"],
     )

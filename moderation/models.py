@@ -27,14 +27,18 @@ class WordEntry(models.Model):
     action = models.CharField(max_length=6, choices=WordAction.choices)
     # Also match inside longer words ("ass" in "class"); off by default, against false positives.
     inside_words = models.BooleanField(default=False)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         verbose_name_plural = "word entries"
         db_table = "moderation_word"
         constraints = [
-            models.UniqueConstraint(fields=["site", "normalized"], condition=Q(site__isnull=False), name="word_unique_per_site"),
+            models.UniqueConstraint(
+                fields=["site", "normalized"], condition=Q(site__isnull=False), name="word_unique_per_site"
+            ),
             models.UniqueConstraint(fields=["normalized"], condition=Q(site__isnull=True), name="word_unique_global"),
         ]
 
@@ -57,7 +61,9 @@ class Sanction(models.Model):
     kind = models.CharField(max_length=10, choices=SanctionKind.choices)
     until = models.DateTimeField(null=True, blank=True)
     reason = models.CharField(max_length=500, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -76,7 +82,9 @@ class Report(models.Model):
     """A reader's report of a comment: one per user per comment."""
 
     # (comment_id, subject_id) -> the comment's (id, subject_id) on PostgreSQL (comments.citus).
-    comment = models.ForeignKey("comments.Comment", on_delete=models.CASCADE, related_name="reports", db_index=False, db_constraint=False)
+    comment = models.ForeignKey(
+        "comments.Comment", on_delete=models.CASCADE, related_name="reports", db_index=False, db_constraint=False
+    )
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
     subject_id = models.BigIntegerField()
     reason = models.CharField(max_length=8, choices=ReportReason.choices)
@@ -98,16 +106,22 @@ class ReviewTask(models.Model):
     reasons join it and raise its priority."""
 
     # (comment_id, subject_id) -> the comment's (id, subject_id) on PostgreSQL (comments.citus).
-    comment = models.ForeignKey("comments.Comment", on_delete=models.CASCADE, related_name="review_tasks", db_index=False, db_constraint=False)
+    comment = models.ForeignKey(
+        "comments.Comment", on_delete=models.CASCADE, related_name="review_tasks", db_index=False, db_constraint=False
+    )
     subject_id = models.BigIntegerField()
     site = models.ForeignKey("comments.Site", on_delete=models.CASCADE, related_name="+", db_index=False)
     # ["word:<word>", "report:spam", "spam:links", "policy:pre", ...], oldest first, no repeats.
     reasons = models.JSONField(default=list)
     priority = models.IntegerField(default=0)
     state = models.CharField(max_length=4, choices=TaskState.choices, default=TaskState.OPEN)
-    claimed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     claim_expires_at = models.DateTimeField(null=True, blank=True)
-    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     decision = models.CharField(max_length=10, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
@@ -115,7 +129,9 @@ class ReviewTask(models.Model):
     class Meta:
         db_table = "moderation_task"
         constraints = [
-            models.UniqueConstraint(fields=["comment", "subject_id"], condition=Q(state="open"), name="task_one_open_per_comment"),
+            models.UniqueConstraint(
+                fields=["comment", "subject_id"], condition=Q(state="open"), name="task_one_open_per_comment"
+            ),
         ]
         indexes = [
             # the queue: a site's open (or done) tasks, highest priority first, then oldest
@@ -130,8 +146,12 @@ class AuditEntry(models.Model):
     the change, never updated. ``site`` None: a change of what applies to every site (the
     global word list)."""
 
-    site = models.ForeignKey("comments.Site", null=True, blank=True, on_delete=models.CASCADE, related_name="+", db_index=False)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    site = models.ForeignKey(
+        "comments.Site", null=True, blank=True, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     action = models.CharField(max_length=32)
     comment_id = models.BigIntegerField(null=True, blank=True)
     from_status = models.CharField(max_length=10, null=True, blank=True)  # noqa: DJ001 - NULL: no status

@@ -46,7 +46,9 @@ def _site_sanctions(site_id: int) -> dict[int, list[tuple[str, float | None]]]:
 # rarely change: each process keeps a site's sanctions in memory (one query per site per
 # change) and learns of changes through the snapshot's version, within
 # ``MODERATION_WORDS_RECHECK`` seconds; the process that made the change, at once.
-SANCTIONS: Snapshot[dict[int, list[tuple[str, float | None]]]] = Snapshot("moderation:sanctions:version", _site_sanctions)
+SANCTIONS: Snapshot[dict[int, list[tuple[str, float | None]]]] = Snapshot(
+    "moderation:sanctions:version", _site_sanctions
+)
 
 
 def standing_of(*, site_id: int, user_id: int) -> set[str]:
@@ -71,8 +73,16 @@ def _viewer_moderating(user, site_key: str):
 REASON_KINDS = ("report", "word", "spam", "policy")
 
 
-def review_queue(*, user, site_key: str, state: str, limit: int, cursor: str | None,
-                 reason: str | None = None, older_than: timedelta | None = None) -> Page:
+def review_queue(
+    *,
+    user,
+    site_key: str,
+    state: str,
+    limit: int,
+    cursor: str | None,
+    reason: str | None = None,
+    older_than: timedelta | None = None,
+) -> Page:
     """A site's review tasks, highest priority first, then oldest, each with its comment as a
     moderator sees it. Keyset-paginated on (priority, id): four queries whatever the page.
     ``reason`` keeps tasks with a reason of that kind (``REASON_KINDS``), ``older_than`` tasks
@@ -113,7 +123,9 @@ def _task_item(t: ReviewTask, shown: dict[int, dict]) -> dict:
         "reasons": t.reasons,
         "priority": t.priority,
         "state": t.state,
-        "claimed_by": present_user(t.claimed_by) if t.claimed_by_id and t.claim_expires_at and t.claim_expires_at > timezone.now() else None,
+        "claimed_by": present_user(t.claimed_by)
+        if t.claimed_by_id and t.claim_expires_at and t.claim_expires_at > timezone.now()
+        else None,
         "created_at": t.created_at,
         "decided_at": t.decided_at,
         "decision": t.decision or None,
@@ -128,8 +140,14 @@ def audit_log(*, user, site_key: str, limit: int, cursor: str | None) -> Page:
     page = page_by_id(entries, scope=f"log:{site.pk}", cursor=cursor, limit=limit, newest_first=True)
     page.items = [
         {
-            "id": e.pk, "actor": present_user(e.actor), "action": e.action, "comment_id": e.comment_id,
-            "from_status": e.from_status, "to_status": e.to_status, "reason": e.reason, "created_at": e.created_at,
+            "id": e.pk,
+            "actor": present_user(e.actor),
+            "action": e.action,
+            "comment_id": e.comment_id,
+            "from_status": e.from_status,
+            "to_status": e.to_status,
+            "reason": e.reason,
+            "created_at": e.created_at,
         }
         for e in page.items
     ]
@@ -152,7 +170,9 @@ def word_entries(*, user, site_key: str | None, limit: int, cursor: str | None) 
     site, _ = _viewer_moderating(user, site_key)
     return page_by_id(
         WordEntry.objects.filter(Q(site=site) | Q(site__isnull=True)).select_related("site"),
-        scope=f"words:{site.pk}", cursor=cursor, limit=limit,
+        scope=f"words:{site.pk}",
+        cursor=cursor,
+        limit=limit,
     )
 
 
@@ -214,9 +234,7 @@ def sanction_list(*, user, site_key: str, limit: int = 200) -> list[Sanction]:
     tells whether each still applies."""
     site, _ = _viewer_moderating(user, site_key)
     now = timezone.now()
-    sanctions = list(
-        Sanction.objects.filter(site=site).select_related("user", "created_by").order_by("-id")[:limit]
-    )
+    sanctions = list(Sanction.objects.filter(site=site).select_related("user", "created_by").order_by("-id")[:limit])
     for sanction in sanctions:
         sanction.in_force = sanction.until is None or sanction.until > now  # type: ignore[attr-defined]  # for the page
     return sanctions
@@ -300,7 +318,9 @@ def _decisions_by_day(site_ids: list[int], start: datetime) -> dict[str, tuple[i
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, [*site_ids, TaskState.DONE, start])
-        return {row[0]: (int(row[1]), max(0.0, float(row[2])) if row[2] is not None else None) for row in cursor.fetchall()}
+        return {
+            row[0]: (int(row[1]), max(0.0, float(row[2])) if row[2] is not None else None) for row in cursor.fetchall()
+        }
 
 
 def open_task_counts(*, sites: list[Site]) -> dict[int, Any]:
@@ -309,7 +329,9 @@ def open_task_counts(*, sites: list[Site]) -> dict[int, Any]:
     return {
         row["site_id"]: row
         for row in ReviewTask.objects.filter(state=TaskState.OPEN, site_id__in=[s.pk for s in sites])
-        .values("site_id").annotate(open=Count("id"), oldest=Min("created_at")).order_by()
+        .values("site_id")
+        .annotate(open=Count("id"), oldest=Min("created_at"))
+        .order_by()
     }
 
 
@@ -321,7 +343,9 @@ def task_claim_holder(*, user, task_id: int) -> dict | None:
         raise NotFound("Unknown task.")
     if not is_site_moderator(user, task.site):
         raise PermissionDenied("Only moderators of this site may see this.")
-    running = task.state == TaskState.OPEN and task.claim_expires_at is not None and task.claim_expires_at > timezone.now()
+    running = (
+        task.state == TaskState.OPEN and task.claim_expires_at is not None and task.claim_expires_at > timezone.now()
+    )
     return present_user(task.claimed_by) if running and task.claimed_by_id else None
 
 

@@ -84,7 +84,9 @@ def comments_recheck(*, comment_ids: list[int]) -> dict[int, list[str]]:
     on the site, which the request path does not read: many rejected comments lately, or a
     burst of posts. Returns the reasons found, by comment (gone comments are skipped)."""
     rows = list(
-        Comment.objects.filter(pk__in=comment_ids, status__in=_CHECKED).values_list("pk", "author_id", "subject__site_id")
+        Comment.objects.filter(pk__in=comment_ids, status__in=_CHECKED).values_list(
+            "pk", "author_id", "subject__site_id"
+        )
     )
     bodies = dict(CommentContent.objects.filter(pk__in=[pk for pk, _, _ in rows]).values_list("pk", "body"))
     authors = {(author_id, site_id) for _, author_id, site_id in rows if author_id is not None}
@@ -116,8 +118,10 @@ def _recent_counts(authors: set[tuple[int, int]], *, since, status: str | None =
     if not authors:
         return {}
     recent = Comment.objects.filter(
-        author_id__in={a for a, _ in authors}, subject__site_id__in={s for _, s in authors},
-        id__gte=id_floor_at(since), created_at__gte=since,
+        author_id__in={a for a, _ in authors},
+        subject__site_id__in={s for _, s in authors},
+        id__gte=id_floor_at(since),
+        created_at__gte=since,
     )
     if status is not None:
         recent = recent.filter(status=status)
@@ -132,8 +136,11 @@ def rechecks_run_queued() -> int:
     run after ``MODERATION_RECHECK_RECLAIM`` seconds, and checked again (harmless: the check is
     idempotent)."""
     return live.stream_drain(
-        RECHECK_STREAM, _recheck_entries, batch=RECHECK_BATCH,
-        reclaim_seconds=settings.MODERATION_RECHECK_RECLAIM, max_seconds=RECHECK_MAX_SECONDS,
+        RECHECK_STREAM,
+        _recheck_entries,
+        batch=RECHECK_BATCH,
+        reclaim_seconds=settings.MODERATION_RECHECK_RECLAIM,
+        max_seconds=RECHECK_MAX_SECONDS,
     )
 
 

@@ -29,12 +29,25 @@ def participation_check(site_id: int, user_id: int) -> None:
         raise Banned()
 
 
-def audit_write(*, site_id: int | None, actor: User | None, action: str, comment_id: int | None = None,
-                from_status: str | None = None, to_status: str | None = None, reason: str = "") -> AuditEntry:
+def audit_write(
+    *,
+    site_id: int | None,
+    actor: User | None,
+    action: str,
+    comment_id: int | None = None,
+    from_status: str | None = None,
+    to_status: str | None = None,
+    reason: str = "",
+) -> AuditEntry:
     """Append one audit entry; call inside the transaction that makes the change."""
     return AuditEntry.objects.create(
-        site_id=site_id, actor=actor, action=action, comment_id=comment_id,
-        from_status=from_status, to_status=to_status, reason=reason[:1000],
+        site_id=site_id,
+        actor=actor,
+        action=action,
+        comment_id=comment_id,
+        from_status=from_status,
+        to_status=to_status,
+        reason=reason[:1000],
     )
 
 
@@ -64,10 +77,16 @@ def word_create(*, actor: User, site: Site | None, word: str, action: str, insid
     try:
         with transaction.atomic():
             entry = WordEntry.objects.create(
-                site=site, word=word.strip(), normalized=normalized, action=action,
-                inside_words=inside_words, created_by=actor,
+                site=site,
+                word=word.strip(),
+                normalized=normalized,
+                action=action,
+                inside_words=inside_words,
+                created_by=actor,
             )
-            audit_write(site_id=site.pk if site else None, actor=actor, action="word_add", reason=f"{word.strip()} ({action})")
+            audit_write(
+                site_id=site.pk if site else None, actor=actor, action="word_add", reason=f"{word.strip()} ({action})"
+            )
             transaction.on_commit(lambda: _word_list_changed(site.pk if site else None, rescan=True))
     except IntegrityError:
         raise InvalidInput("This word is already in the list.", fields={"word": ["Already in the list."]}) from None
@@ -93,7 +112,9 @@ def _word_list_changed(site_id: int | None, *, rescan: bool) -> None:
 # --- sanctions -----------------------------------------------------------------------------
 
 
-def sanction_create(*, actor: User, site: Site, user_id: int, kind: str, until: datetime | None = None, reason: str = "") -> Sanction:
+def sanction_create(
+    *, actor: User, site: Site, user_id: int, kind: str, until: datetime | None = None, reason: str = ""
+) -> Sanction:
     _require_moderator(actor, site)
     if kind not in SanctionKind.values:
         raise InvalidInput("Unknown kind.", fields={"kind": [f"Must be one of {SanctionKind.values}."]})
@@ -104,7 +125,9 @@ def sanction_create(*, actor: User, site: Site, user_id: int, kind: str, until: 
     if user_id == actor.pk:
         raise InvalidInput("You cannot sanction yourself.", fields={"user_id": ["You cannot sanction yourself."]})
     with transaction.atomic():
-        sanction = Sanction.objects.create(site=site, user_id=user_id, kind=kind, until=until, reason=reason[:500], created_by=actor)
+        sanction = Sanction.objects.create(
+            site=site, user_id=user_id, kind=kind, until=until, reason=reason[:500], created_by=actor
+        )
         audit_write(site_id=site.pk, actor=actor, action=f"sanction_{kind}", reason=f"user {user_id}: {reason}"[:1000])
         transaction.on_commit(SANCTIONS.changed)
     return sanction
@@ -113,7 +136,12 @@ def sanction_create(*, actor: User, site: Site, user_id: int, kind: str, until: 
 def sanction_delete(*, actor: User, sanction: Sanction) -> None:
     _require_moderator(actor, sanction.site)
     with transaction.atomic():
-        audit_write(site_id=sanction.site_id, actor=actor, action=f"sanction_{sanction.kind}_lifted", reason=f"user {sanction.user_id}")
+        audit_write(
+            site_id=sanction.site_id,
+            actor=actor,
+            action=f"sanction_{sanction.kind}_lifted",
+            reason=f"user {sanction.user_id}",
+        )
         sanction.delete()
         transaction.on_commit(SANCTIONS.changed)
 
@@ -148,10 +176,16 @@ def review_task_open(*, comment_id: int, reasons: list[str]) -> ReviewTask | Non
         reporters = Report.objects.filter(comment_id=comment_id, subject_id=subject_id).count()
         for _ in range(3):  # again only if the open task was closed between the two steps
             priority = review_task_priority(reasons=reasons, reporters=reporters, author_trusted=trusted)
-            task = _insert_open_task(comment_id=comment_id, subject_id=subject_id, site_id=site_id, reasons=reasons, priority=priority)
+            task = _insert_open_task(
+                comment_id=comment_id, subject_id=subject_id, site_id=site_id, reasons=reasons, priority=priority
+            )
             if task is not None:
                 return task
-            task = ReviewTask.objects.select_for_update().filter(comment_id=comment_id, subject_id=subject_id, state=TaskState.OPEN).first()
+            task = (
+                ReviewTask.objects.select_for_update()
+                .filter(comment_id=comment_id, subject_id=subject_id, state=TaskState.OPEN)
+                .first()
+            )
             if task is not None:
                 task.reasons = list(dict.fromkeys([*task.reasons, *reasons]))
                 task.priority = review_task_priority(reasons=task.reasons, reporters=reporters, author_trusted=trusted)
@@ -163,7 +197,9 @@ def review_task_open(*, comment_id: int, reasons: list[str]) -> ReviewTask | Non
 _TASK_TABLE = connection.ops.quote_name(ReviewTask._meta.db_table)
 
 
-def _insert_open_task(*, comment_id: int, subject_id: int, site_id: int, reasons: list[str], priority: int) -> ReviewTask | None:
+def _insert_open_task(
+    *, comment_id: int, subject_id: int, site_id: int, reasons: list[str], priority: int
+) -> ReviewTask | None:
     """Insert the comment's open task unless it has one (the partial unique index decides,
     so concurrent openers cannot both insert); None when it has one."""
     now = timezone.now()
@@ -173,15 +209,29 @@ def _insert_open_task(*, comment_id: int, subject_id: int, site_id: int, reasons
             f"INSERT INTO {_TASK_TABLE} (comment_id, subject_id, site_id, reasons, priority, state, decision, created_at) "
             f"VALUES (%s, %s, %s, {as_json}, %s, %s, '', %s) "
             f"ON CONFLICT (comment_id, subject_id) WHERE state = '{TaskState.OPEN}' DO NOTHING RETURNING id",
-            [comment_id, subject_id, site_id, json.dumps(reasons), priority, TaskState.OPEN,
-             connection.ops.adapt_datetimefield_value(now)],
+            [
+                comment_id,
+                subject_id,
+                site_id,
+                json.dumps(reasons),
+                priority,
+                TaskState.OPEN,
+                connection.ops.adapt_datetimefield_value(now),
+            ],
         )
         row = cursor.fetchone()
     if row is None:
         return None
     task = ReviewTask(
-        id=row[0], comment_id=comment_id, subject_id=subject_id, site_id=site_id, reasons=reasons, priority=priority,
-        state=TaskState.OPEN, decision="", created_at=now,
+        id=row[0],
+        comment_id=comment_id,
+        subject_id=subject_id,
+        site_id=site_id,
+        reasons=reasons,
+        priority=priority,
+        state=TaskState.OPEN,
+        decision="",
+        created_at=now,
     )
     task._state.adding, task._state.db = False, connection.alias
     return task
@@ -198,7 +248,8 @@ def review_task_claim(*, task_id: int, moderator: User) -> ReviewTask:
     _require_moderator(moderator, task.site)
     won = ReviewTask.objects.filter(
         Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now) | Q(claimed_by=moderator),
-        pk=task_id, state=TaskState.OPEN,
+        pk=task_id,
+        state=TaskState.OPEN,
     ).update(claimed_by=moderator, claim_expires_at=lease)
     if not won:
         raise PermissionDenied("Another moderator is working on this task.")
@@ -223,8 +274,12 @@ def review_task_claims_expire() -> int:
 def review_tasks_close(*, comment_id: int, subject_id: int, actor: User | None, decision: str) -> int:
     """Close every open task of the comment; call inside the decision's transaction."""
     return ReviewTask.objects.filter(comment_id=comment_id, subject_id=subject_id, state=TaskState.OPEN).update(
-        state=TaskState.DONE, decided_by=actor, decision=decision, decided_at=timezone.now(),
-        claimed_by=None, claim_expires_at=None,
+        state=TaskState.DONE,
+        decided_by=actor,
+        decision=decision,
+        decided_at=timezone.now(),
+        claimed_by=None,
+        claim_expires_at=None,
     )
 
 
@@ -240,8 +295,15 @@ def comment_hold(*, comment_id: int, site_id: int, why: str) -> bool:
         if comment.status != Status.PUBLISHED:  # as it is now, locked: not as it was read
             return False
         _, from_status = comment_set_status(comment_id=comment_id, to_status=Status.PENDING)
-        audit_write(site_id=site_id, actor=None, action="hold", comment_id=comment_id,
-                    from_status=from_status, to_status=Status.PENDING, reason=why)
+        audit_write(
+            site_id=site_id,
+            actor=None,
+            action="hold",
+            comment_id=comment_id,
+            from_status=from_status,
+            to_status=Status.PENDING,
+            reason=why,
+        )
     return True
 
 
@@ -296,8 +358,10 @@ def review_task_claim_check(*, comment_id: int, subject_id: int, moderator: User
         ReviewTask.objects.filter(
             comment_id=comment_id, subject_id=subject_id, state=TaskState.OPEN, claim_expires_at__gt=timezone.now()
         )
-        .exclude(claimed_by__isnull=True).exclude(claimed_by=moderator)
-        .select_related("claimed_by").first()
+        .exclude(claimed_by__isnull=True)
+        .exclude(claimed_by=moderator)
+        .select_related("claimed_by")
+        .first()
     )
     if holder is not None:
         raise PermissionDenied(f"{holder.claimed_by.public_name} is working on this task.")  # type: ignore[union-attr]  # not null here

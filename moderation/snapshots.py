@@ -66,6 +66,7 @@ class Snapshot(Generic[Value]):
 
     def _current_version(self) -> str | None:
         """The shared version; None while the cache is down (the process keeps what it has)."""
+
         def read() -> str:
             version = cache.get(self.version_key)
             if version is None:

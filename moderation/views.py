@@ -80,24 +80,35 @@ def queue(request: ConsoleRequest) -> HttpResponse:
     site_key = site_key_for(request, data["site"])
     state = data["state"] or TaskState.OPEN
     page = queries.review_queue(
-        user=request.user, site_key=site_key, state=state, limit=QUEUE_PAGE, cursor=data["cursor"] or None,
-        reason=data["reason"] or None, older_than=form.older_than(),
+        user=request.user,
+        site_key=site_key,
+        state=state,
+        limit=QUEUE_PAGE,
+        cursor=data["cursor"] or None,
+        reason=data["reason"] or None,
+        older_than=form.older_than(),
     )
     subjects = queries.subjects_by_id(t["comment"]["subject_id"] for t in page.items if t["comment"])
     counts = queries.open_task_counts(sites=request.console_sites)
     filters = {"site": site_key, "state": state, "reason": data["reason"], "age": data["age"]}
-    return render(request, "moderation/queue.html", {
-        "nav": "queue",
-        "site": console_site(request, site_key),
-        "sites": [(s, counts.get(s.pk, {}).get("open", 0)) for s in request.console_sites],
-        "form": form,
-        "filters": filters,
-        "tasks": [dict(t, subject=subjects.get(t["comment"]["subject_id"]) if t["comment"] else None) for t in page.items],
-        "next_url": console_url("console:queue", **filters, cursor=page.next_cursor) if page.next_cursor else None,
-        "first_url": console_url("console:queue", **filters) if data["cursor"] else None,
-        "here": request.get_full_path(),
-        "bulk_actions": actions.BULK_ACTIONS,
-    })
+    return render(
+        request,
+        "moderation/queue.html",
+        {
+            "nav": "queue",
+            "site": console_site(request, site_key),
+            "sites": [(s, counts.get(s.pk, {}).get("open", 0)) for s in request.console_sites],
+            "form": form,
+            "filters": filters,
+            "tasks": [
+                dict(t, subject=subjects.get(t["comment"]["subject_id"]) if t["comment"] else None) for t in page.items
+            ],
+            "next_url": console_url("console:queue", **filters, cursor=page.next_cursor) if page.next_cursor else None,
+            "first_url": console_url("console:queue", **filters) if data["cursor"] else None,
+            "here": request.get_full_path(),
+            "bulk_actions": actions.BULK_ACTIONS,
+        },
+    )
 
 
 @require_GET
@@ -109,18 +120,25 @@ def task_detail(request: ConsoleRequest, task_id: int) -> HttpResponse:
     here = request.get_full_path()
     depth = context["comment"]["depth"]
     context["replies"] = [dict(c, indent=max(1, min(c["depth"] - depth, 6))) for c in context["replies"]]
-    return render(request, "moderation/task.html", {
-        "nav": "queue",
-        **context,
-        "claimed_by_me": bool(claimed_by and claimed_by["id"] == request.user.pk),
-        "claimed_by_other": bool(claimed_by and claimed_by["id"] != request.user.pk),
-        "here": here,
-        "back_url": console_url("console:queue", site=context["site"].key, state=task["state"]),
-        "sanction_form": SanctionForm(initial={"site": context["site"].key, "user": context["author_id"], "next": here}),
-    })
+    return render(
+        request,
+        "moderation/task.html",
+        {
+            "nav": "queue",
+            **context,
+            "claimed_by_me": bool(claimed_by and claimed_by["id"] == request.user.pk),
+            "claimed_by_other": bool(claimed_by and claimed_by["id"] != request.user.pk),
+            "here": here,
+            "back_url": console_url("console:queue", site=context["site"].key, state=task["state"]),
+            "sanction_form": SanctionForm(
+                initial={"site": context["site"].key, "user": context["author_id"], "next": here}
+            ),
+        },
+    )
 
 
 # --- decisions and claims ------------------------------------------------------------------
+
 
 @require_POST
 @console_page
@@ -139,12 +157,29 @@ def act(request: ConsoleRequest) -> HttpResponse:
     action, results = data["action"], []
     for comment_id in data["comment"]:
         try:
-            comment = actions.comment_moderate(comment_id=comment_id, actor=request.user, action=action, reason=data["reason"])
+            comment = actions.comment_moderate(
+                comment_id=comment_id, actor=request.user, action=action, reason=data["reason"]
+            )
         except CommentsError as exc:
-            results.append({"comment_id": comment_id, "ok": False, "code": exc.code, "status_code": exc.status, "error": exc.message})
+            results.append(
+                {
+                    "comment_id": comment_id,
+                    "ok": False,
+                    "code": exc.code,
+                    "status_code": exc.status,
+                    "error": exc.message,
+                }
+            )
         else:
-            results.append({"comment_id": comment_id, "ok": True, "status": comment.status,
-                            "pinned": comment.pinned, "featured": comment.featured})
+            results.append(
+                {
+                    "comment_id": comment_id,
+                    "ok": True,
+                    "status": comment.status,
+                    "pinned": comment.pinned,
+                    "featured": comment.featured,
+                }
+            )
     done = [r for r in results if r["ok"]]
     failed = [r for r in results if not r["ok"]]
     summary = actions.ACTIONS[action].done % {"n": len(done)} if done else ""
@@ -166,11 +201,17 @@ def review_task_claim(request: ConsoleRequest, task_id: int) -> HttpResponse:
     except DomainPermissionDenied as exc:
         holder = queries.task_claim_holder(user=request.user, task_id=task_id)
         if wants_json(request):
-            return JsonResponse({"error": {"code": "permission_denied", "message": exc.message}, "claimed_by": holder}, status=403)
-        messages.error(request, _("%(name)s is working on this task.") % {"name": holder["name"]} if holder else exc.message)
+            return JsonResponse(
+                {"error": {"code": "permission_denied", "message": exc.message}, "claimed_by": holder}, status=403
+            )
+        messages.error(
+            request, _("%(name)s is working on this task.") % {"name": holder["name"]} if holder else exc.message
+        )
     else:
         if wants_json(request):
-            return JsonResponse({"id": task.pk, "claimed_by": present_user(request.user), "claim_expires_at": task.claim_expires_at})
+            return JsonResponse(
+                {"id": task.pk, "claimed_by": present_user(request.user), "claim_expires_at": task.claim_expires_at}
+            )
         messages.success(request, _("The task is yours for the next few minutes."))
     return redirect(safe_next(request, request.POST.get("next"), reverse("console:task", args=[task_id])))
 
@@ -201,8 +242,13 @@ def words(request: ConsoleRequest) -> HttpResponse:
             data = form.cleaned_data
             target = None if data["site"] == WordForm.GLOBAL else console_site(request, data["site"])
             try:
-                services.word_create(actor=request.user, site=target, word=data["word"], action=data["action"],
-                                     inside_words=data["inside_words"])
+                services.word_create(
+                    actor=request.user,
+                    site=target,
+                    word=data["word"],
+                    action=data["action"],
+                    inside_words=data["inside_words"],
+                )
             except InvalidInput as exc:
                 add_service_errors(form, exc)
             else:
@@ -212,7 +258,13 @@ def words(request: ConsoleRequest) -> HttpResponse:
     cursor = site_form.cleaned_data["cursor"] or None
     page = queries.word_entries(user=request.user, site_key=site_key, limit=WORDS_PAGE, cursor=cursor)
     return site_page(
-        request, "moderation/words.html", "words", site_key, status=status, entries=page.items, form=form,
+        request,
+        "moderation/words.html",
+        "words",
+        site_key,
+        status=status,
+        entries=page.items,
+        form=form,
         next_url=console_url("console:words", site=site_key, cursor=page.next_cursor) if page.next_cursor else None,
         first_url=console_url("console:words", site=site_key) if cursor else None,
     )
@@ -244,8 +296,12 @@ def sanctions(request: ConsoleRequest) -> HttpResponse:
             try:
                 target = queries.user_by_reference(data["user"])
                 services.sanction_create(
-                    actor=request.user, site=console_site(request, data["site"]), user_id=target.pk, kind=data["kind"],
-                    until=data["until"], reason=data["reason"],
+                    actor=request.user,
+                    site=console_site(request, data["site"]),
+                    user_id=target.pk,
+                    kind=data["kind"],
+                    until=data["until"],
+                    reason=data["reason"],
                 )
             except NotFound:
                 form.add_error("user", _("No user with this id or username."))
@@ -256,8 +312,13 @@ def sanctions(request: ConsoleRequest) -> HttpResponse:
                 return redirect(safe_next(request, data["next"], console_url("console:sanctions", site=data["site"])))
         status = 400
     return site_page(
-        request, "moderation/sanctions.html", "sanctions", site_key, status=status,
-        sanctions=queries.sanction_list(user=request.user, site_key=site_key), form=form,
+        request,
+        "moderation/sanctions.html",
+        "sanctions",
+        site_key,
+        status=status,
+        sanctions=queries.sanction_list(user=request.user, site_key=site_key),
+        form=form,
     )
 
 
@@ -267,7 +328,9 @@ def sanction_delete(request: ConsoleRequest, sanction_id: int) -> HttpResponse:
     sanction = queries.sanction_by_id(sanction_id)
     services.sanction_delete(actor=request.user, sanction=sanction)
     messages.success(request, _("The sanction was lifted."))
-    return redirect(safe_next(request, request.POST.get("next"), console_url("console:sanctions", site=sanction.site.key)))
+    return redirect(
+        safe_next(request, request.POST.get("next"), console_url("console:sanctions", site=sanction.site.key))
+    )
 
 
 # --- audit log -----------------------------------------------------------------------------
@@ -280,9 +343,14 @@ def audit_log(request: ConsoleRequest) -> HttpResponse:
     if not form.is_valid():
         return form_error(request, form)
     site_key = site_key_for(request, form.cleaned_data["site"])
-    page = queries.audit_log(user=request.user, site_key=site_key, limit=LOG_PAGE, cursor=form.cleaned_data["cursor"] or None)
+    page = queries.audit_log(
+        user=request.user, site_key=site_key, limit=LOG_PAGE, cursor=form.cleaned_data["cursor"] or None
+    )
     return site_page(
-        request, "moderation/log.html", "log", site_key,
+        request,
+        "moderation/log.html",
+        "log",
+        site_key,
         entries=page.items,
         next_url=console_url("console:log", site=site_key, cursor=page.next_cursor) if page.next_cursor else None,
         first_url=console_url("console:log", site=site_key) if form.cleaned_data["cursor"] else None,
@@ -301,12 +369,18 @@ def dashboard(request: ConsoleRequest) -> HttpResponse:
     key = form.cleaned_data["site"]
     sites = [console_site(request, key)] if key else request.console_sites
     figures = queries.moderation_dashboard(user=request.user, sites=sites, days=CHART_DAYS)
-    return render(request, "moderation/dashboard.html", {
-        "nav": "dashboard",
-        "site": sites[0] if key else None,
-        "sites": request.console_sites,
-        **figures,
-        "decisions_chart": bar_chart([(d.day, d.decisions) for d in figures["days"]]),
-        "median_chart": line_chart([(d.day, None if d.median_seconds is None else d.median_seconds / 60) for d in figures["days"]]),
-        "decisions_total": sum(d.decisions for d in figures["days"]),
-    })
+    return render(
+        request,
+        "moderation/dashboard.html",
+        {
+            "nav": "dashboard",
+            "site": sites[0] if key else None,
+            "sites": request.console_sites,
+            **figures,
+            "decisions_chart": bar_chart([(d.day, d.decisions) for d in figures["days"]]),
+            "median_chart": line_chart(
+                [(d.day, None if d.median_seconds is None else d.median_seconds / 60) for d in figures["days"]]
+            ),
+            "decisions_total": sum(d.decisions for d in figures["days"]),
+        },
+    )

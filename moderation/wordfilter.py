@@ -354,7 +354,7 @@ class _Tables:
         # Astral characters the BMP patterns classify as the full ones do: no letter, digit or
         # mark, in no astral range of a class (emoji and most symbols).
         astral = [r for ranges in self._classes.values() for r in ranges if r[1] >= _BMP_END]
-        self._astral = re.compile("[\U00010000-\U0010FFFF]")
+        self._astral = re.compile("[\U00010000-\U0010ffff]")
         self._astral_special = re.compile(f"[\\w{_class(astral)}]")
 
     @functools.cached_property

@@ -47,7 +47,9 @@ class NotificationOut(serializers.Serializer):
     subject = NotificationSubjectOut(allow_null=True)
     comment = NotificationCommentOut(allow_null=True)
     # A declared field named like Serializer.data: the metaclass moves it into _declared_fields.
-    data = serializers.DictField(help_text='like_milestone: {"likes"}; decision: {"decision"}; queue: {"site", "open", "new"}')  # type: ignore[assignment]
+    data = serializers.DictField(
+        help_text='like_milestone: {"likes"}; decision: {"decision"}; queue: {"site", "open", "new"}'
+    )  # type: ignore[assignment]
 
 
 class InboxOut(serializers.Serializer):
@@ -75,7 +77,9 @@ class _EmailModes(serializers.Serializer):
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(DEFAULT_EMAIL))
             if unknown:
-                raise serializers.ValidationError({name: [f"Unknown kind; one of {list(DEFAULT_EMAIL)}."] for name in unknown})
+                raise serializers.ValidationError(
+                    {name: [f"Unknown kind; one of {list(DEFAULT_EMAIL)}."] for name in unknown}
+                )
         return super().to_internal_value(data)
 
 
@@ -117,21 +121,36 @@ class SubscriptionOut(serializers.Serializer):
 class InboxView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(parameters=[InboxParams], responses={200: InboxOut, **error_responses(400, 401)}, summary="Your notifications, newest first")
+    @extend_schema(
+        parameters=[InboxParams],
+        responses={200: InboxOut, **error_responses(400, 401)},
+        summary="Your notifications, newest first",
+    )
     def get(self, request):
         """The signed-in reader's notifications (replies, mentions, new comments in followed
         subjects, moderators' decisions, like milestones), newest first, cursor paged, with the
         unread count; ``unread=true`` lists only unread ones. Notifications about comments no longer
         published are left out."""
         params = query_params(request, InboxParams)
-        page = queries.inbox(user_id=request.user.pk, limit=params["limit"], cursor=params.get("cursor"), unread_only=params["unread"])
-        return Response({"items": page.items, "next_cursor": page.next_cursor, "unread_count": queries.unread_count(request.user.pk)})
+        page = queries.inbox(
+            user_id=request.user.pk, limit=params["limit"], cursor=params.get("cursor"), unread_only=params["unread"]
+        )
+        return Response(
+            {
+                "items": page.items,
+                "next_cursor": page.next_cursor,
+                "unread_count": queries.unread_count(request.user.pk),
+            }
+        )
 
 
 class UnreadCountView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: UnreadOut, **error_responses(401)}, summary="How many of your notifications are unread (the badge)")
+    @extend_schema(
+        responses={200: UnreadOut, **error_responses(401)},
+        summary="How many of your notifications are unread (the badge)",
+    )
     def get(self, request):
         """The number behind the widget's badge: unread notifications about comments still
         published."""
@@ -141,7 +160,11 @@ class UnreadCountView(ApiView):
 class ReadView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=None, responses={200: UnreadOut, **error_responses(401, 404)}, summary="Mark a notification read (idempotent)")
+    @extend_schema(
+        request=None,
+        responses={200: UnreadOut, **error_responses(401, 404)},
+        summary="Mark a notification read (idempotent)",
+    )
     def put(self, request, notification_id: int):
         """Mark one of the reader's notifications read (again: no change) and answer the new unread
         count; another reader's notification is 404."""
@@ -152,7 +175,11 @@ class ReadView(ApiView):
 class ReadAllView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=ReadAllIn, responses={200: ReadAllOut, **error_responses(400, 401)}, summary="Mark all (or all up to an id) read")
+    @extend_schema(
+        request=ReadAllIn,
+        responses={200: ReadAllOut, **error_responses(400, 401)},
+        summary="Mark all (or all up to an id) read",
+    )
     def post(self, request):
         """Mark every unread notification read, or only those with ``id <= up_to_id`` (the newest
         the reader has seen, so one arriving meanwhile stays unread); answers how many were
@@ -171,7 +198,11 @@ class PreferencesView(ApiView):
         of notification whether it is emailed at once, in the daily digest or never."""
         return Response(queries.present_preferences(queries.preferences_of(request.user.pk)))
 
-    @extend_schema(request=PreferencesIn, responses={200: PreferencesOut, **error_responses(400, 401)}, summary="Change some of your notification preferences")
+    @extend_schema(
+        request=PreferencesIn,
+        responses={200: PreferencesOut, **error_responses(400, 401)},
+        summary="Change some of your notification preferences",
+    )
     def patch(self, request):
         """Change any part of the preferences; an unknown kind or mode, or a value of the wrong
         type, is 400 and changes nothing."""
@@ -183,19 +214,31 @@ class PreferencesView(ApiView):
 class SubscriptionView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: SubscriptionOut, **error_responses(401, 404)}, summary="Whether you follow or muted a subject")
+    @extend_schema(
+        responses={200: SubscriptionOut, **error_responses(401, 404)}, summary="Whether you follow or muted a subject"
+    )
     def get(self, request, subject_id: int):
         """Whether the reader follows the subject (told of each new top-level comment), muted it (no
         email about it at all), or neither."""
         return Response({"state": queries.subscription_state(user_id=request.user.pk, subject_id=subject_id)})
 
-    @extend_schema(request=SubscriptionIn, responses={200: SubscriptionOut, **error_responses(400, 401, 404)}, summary="Follow (or mute) a subject")
+    @extend_schema(
+        request=SubscriptionIn,
+        responses={200: SubscriptionOut, **error_responses(400, 401, 404)},
+        summary="Follow (or mute) a subject",
+    )
     def put(self, request, subject_id: int):
         """Follow the subject (``state`` defaults to ``subscribed``) or mute it."""
         data = validated(SubscriptionIn, request.data or {})
-        return Response({"state": services.subscription_set(user=request.user, subject_id=subject_id, state=data["state"])})
+        return Response(
+            {"state": services.subscription_set(user=request.user, subject_id=subject_id, state=data["state"])}
+        )
 
-    @extend_schema(request=None, responses={200: SubscriptionOut, **error_responses(401, 404)}, summary="Neither follow nor mute a subject")
+    @extend_schema(
+        request=None,
+        responses={200: SubscriptionOut, **error_responses(401, 404)},
+        summary="Neither follow nor mute a subject",
+    )
     def delete(self, request, subject_id: int):
         """Back to the default for the subject: neither followed nor muted."""
         return Response({"state": services.subscription_set(user=request.user, subject_id=subject_id, state="none")})

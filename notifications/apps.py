@@ -12,4 +12,6 @@ class NotificationsConfig(AppConfig):
 
         hooks.comment_posted.connect(receivers.comment_posted, dispatch_uid="notifications.posted")
         hooks.comment_edited.connect(receivers.comment_edited, dispatch_uid="notifications.edited")
-        hooks.comment_status_changed.connect(receivers.comment_status_changed, dispatch_uid="notifications.status_changed")
+        hooks.comment_status_changed.connect(
+            receivers.comment_status_changed, dispatch_uid="notifications.status_changed"
+        )

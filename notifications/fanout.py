@@ -88,7 +88,9 @@ class Cause:
     data: dict | None = None
 
 
-def _notify(kind: str, cause: Cause, recipients: str, params: list, *, not_user: int | None = None, followers: bool = False) -> int:
+def _notify(
+    kind: str, cause: Cause, recipients: str, params: list, *, not_user: int | None = None, followers: bool = False
+) -> int:
     """Insert a ``kind`` notification of ``cause`` for each active user ``u`` matching
     ``recipients`` (SQL over the user table ``u`` and their preferences ``p``), except
     ``not_user``, unless they have one of the event already. Returns how many were inserted.
@@ -109,8 +111,14 @@ def _notify(kind: str, cause: Cause, recipients: str, params: list, *, not_user:
         "ON CONFLICT (recipient_id, event) DO NOTHING"
     )
     values = [
-        kind, cause.event, cause.site_id, cause.subject_id, cause.comment_id, cause.actor_id,
-        json.dumps(cause.data or {}), connection.ops.adapt_datetimefield_value(timezone.now()),
+        kind,
+        cause.event,
+        cause.site_id,
+        cause.subject_id,
+        cause.comment_id,
+        cause.actor_id,
+        json.dumps(cause.data or {}),
+        connection.ops.adapt_datetimefield_value(timezone.now()),
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, [*values, *email_params, *where_params])
@@ -150,8 +158,15 @@ class _CommentFacts(NamedTuple):
 
 def _comment_facts(comment_ids) -> dict[int, _CommentFacts]:
     rows = Comment.objects.filter(pk__in=comment_ids).values_list(
-        "pk", "status", "visibility", "author_id", "subject_id", "depth", "subject__site_id",
-        "reply_to__author_id", "content__mentions",
+        "pk",
+        "status",
+        "visibility",
+        "author_id",
+        "subject_id",
+        "depth",
+        "subject__site_id",
+        "reply_to__author_id",
+        "content__mentions",
     )
     return {pk: _CommentFacts(*rest) for pk, *rest in rows}
 
@@ -168,7 +183,11 @@ def _followed_subjects(subject_ids) -> set[int]:
 
 
 def comment_notify(
-    *, comment_id: int, subscribers: bool = True, facts: _CommentFacts | None = None, subject_followed: bool | None = None,
+    *,
+    comment_id: int,
+    subscribers: bool = True,
+    facts: _CommentFacts | None = None,
+    subject_followed: bool | None = None,
 ) -> int:
     """Tell of a published comment whom it answers, whom it mentions and, for a top-level
     comment when ``subscribers``, everyone who follows its subject: each of them once (the
@@ -189,21 +208,33 @@ def comment_notify(
     to_followers = subscribers and depth == 0 and subject_followed is not False
     if replied_to is None and not mentioned and not to_followers:
         return 0
-    cause = Cause(event=comment_event(comment_id), site_id=site_id, subject_id=subject_id, comment_id=comment_id, actor_id=author_id)
+    cause = Cause(
+        event=comment_event(comment_id),
+        site_id=site_id,
+        subject_id=subject_id,
+        comment_id=comment_id,
+        actor_id=author_id,
+    )
     readers, readers_params = _readers_sql(visibility=visibility, author_id=author_id, site_id=site_id)
     written = 0
     with transaction.atomic():
         if replied_to is not None:
-            written += _notify(Kind.REPLY, cause, f"u.id = %s AND {readers}", [replied_to, *readers_params], not_user=author_id)
+            written += _notify(
+                Kind.REPLY, cause, f"u.id = %s AND {readers}", [replied_to, *readers_params], not_user=author_id
+            )
         if mentioned:
             among, among_params = rowsql.any_of("u.id", mentioned)
-            written += _notify(Kind.MENTION, cause, f"{among} AND {readers}", [*among_params, *readers_params], not_user=author_id)
+            written += _notify(
+                Kind.MENTION, cause, f"{among} AND {readers}", [*among_params, *readers_params], not_user=author_id
+            )
         if to_followers:
             followers = (
                 f"u.id IN (SELECT s.user_id FROM {_SUBSCRIPTION} s WHERE s.subject_id = %s "
                 f"AND s.state = '{SubscriptionState.SUBSCRIBED}') AND {readers}"
             )
-            written += _notify(Kind.SUBSCRIPTION, cause, followers, [subject_id, *readers_params], not_user=author_id, followers=True)
+            written += _notify(
+                Kind.SUBSCRIPTION, cause, followers, [subject_id, *readers_params], not_user=author_id, followers=True
+            )
     return written
 
 
@@ -221,9 +252,18 @@ def status_change_notify(*, comment_id: int, from_status: str, to_status: str, a
         return 0
     author_id, subject_id, site_id = row
     decision = DECISIONS.get(to_status)
-    if from_status == Status.PENDING and decision and actor_id is not None and author_id is not None and actor_id != author_id:
+    if (
+        from_status == Status.PENDING
+        and decision
+        and actor_id is not None
+        and author_id is not None
+        and actor_id != author_id
+    ):
         cause = Cause(
-            event=f"d{comment_id}:{decision}", site_id=site_id, subject_id=subject_id, comment_id=comment_id,
+            event=f"d{comment_id}:{decision}",
+            site_id=site_id,
+            subject_id=subject_id,
+            comment_id=comment_id,
             data={"decision": decision},
         )
         written += _notify(Kind.DECISION, cause, "u.id = %s", [author_id])
@@ -249,21 +289,27 @@ def like_milestones_notify(*, days: int | None = None) -> int:
     candidates = list(
         Comment.objects.filter(
             author__in=Preferences.objects.filter(like_milestones=True).values("user_id"),
-            status=Status.PUBLISHED, like_count__gte=min(settings.NOTIFICATIONS_LIKE_MILESTONES),
+            status=Status.PUBLISHED,
+            like_count__gte=min(settings.NOTIFICATIONS_LIKE_MILESTONES),
             id__gte=id_floor_at(timezone.now() - timedelta(days=days)),
         ).values_list("pk", "author_id", "like_count", "subject_id", "subject__site_id")
     )
     events = {pk: f"l{pk}:{like_milestone(count)}" for pk, _, count, _, _ in candidates}
     told = set(
-        Notification.objects.filter(recipient_id__in={a for _, a, _, _, _ in candidates}, event__in=events.values())
-        .values_list("event", flat=True)
+        Notification.objects.filter(
+            recipient_id__in={a for _, a, _, _, _ in candidates}, event__in=events.values()
+        ).values_list("event", flat=True)
     )
     written = 0
     for pk, author_id, count, subject_id, site_id in candidates:
         if events[pk] in told:
             continue
         cause = Cause(
-            event=events[pk], site_id=site_id, subject_id=subject_id, comment_id=pk, data={"likes": like_milestone(count)},
+            event=events[pk],
+            site_id=site_id,
+            subject_id=subject_id,
+            comment_id=pk,
+            data={"likes": like_milestone(count)},
         )
         written += _notify(Kind.LIKE_MILESTONE, cause, "u.id = %s AND p.like_milestones", [author_id])
     return written
@@ -277,7 +323,9 @@ def events_notify(events: list[Event]) -> int:
     and which of their subjects anyone follows, are read for the whole batch in two queries."""
     commented = {e.target_id for e in events if e.type in (POSTED, EDITED)}
     facts = _comment_facts(commented) if commented else {}
-    followed = _followed_subjects({f.subject_id for f in facts.values() if f.depth == 0 and f.status == Status.PUBLISHED})
+    followed = _followed_subjects(
+        {f.subject_id for f in facts.values() if f.depth == 0 and f.status == Status.PUBLISHED}
+    )
     written = 0
     for event in events:
         if event.type in (POSTED, EDITED):
@@ -285,13 +333,18 @@ def events_notify(events: list[Event]) -> int:
             if known is None:
                 continue  # gone before its event was handled: nobody to tell
             written += comment_notify(
-                comment_id=event.target_id, subscribers=event.type == POSTED, facts=known,
+                comment_id=event.target_id,
+                subscribers=event.type == POSTED,
+                facts=known,
                 subject_followed=known.subject_id in followed,
             )
         elif event.type == STATUS:
             _, from_status, to_status, _ = event.fields
             written += status_change_notify(
-                comment_id=event.target_id, from_status=from_status, to_status=to_status, actor_id=event.actor_id,
+                comment_id=event.target_id,
+                from_status=from_status,
+                to_status=to_status,
+                actor_id=event.actor_id,
             )
     return written
 
@@ -306,8 +359,10 @@ def review_queues_notify(*, now: datetime | None = None) -> int:
     period = settings.NOTIFICATIONS_QUEUE_PERIOD
     window = int(now.timestamp() // period)
     full = (
-        ReviewTask.objects.filter(state=TaskState.OPEN).values("site_id")
-        .annotate(open=Count("id"), newest=Max("id")).filter(open__gte=settings.NOTIFICATIONS_QUEUE_THRESHOLD)
+        ReviewTask.objects.filter(state=TaskState.OPEN)
+        .values("site_id")
+        .annotate(open=Count("id"), newest=Max("id"))
+        .filter(open__gte=settings.NOTIFICATIONS_QUEUE_THRESHOLD)
     )
     written = 0
     for site in full:
@@ -319,15 +374,21 @@ def review_queues_notify(*, now: datetime | None = None) -> int:
         # last one, in this or the previous period, must also be a whole period old.
         events = [f"q{site_id}:{window}", f"q{site_id}:{window - 1}"]
         if Notification.objects.filter(
-            recipient_id__in=moderators, event__in=events, created_at__gt=now - timedelta(seconds=period),
+            recipient_id__in=moderators,
+            event__in=events,
+            created_at__gt=now - timedelta(seconds=period),
         ).exists():
             continue
         new = ReviewTask.objects.filter(
-            site_id=site_id, state=TaskState.OPEN, created_at__gt=now - timedelta(seconds=period),
+            site_id=site_id,
+            state=TaskState.OPEN,
+            created_at__gt=now - timedelta(seconds=period),
         ).count()
         key = Site.objects.filter(pk=site_id).values_list("key", flat=True).first()
         cause = Cause(
-            event=events[0], site_id=site_id, data={"site": key, "open": site["open"], "new": new, "newest": site["newest"]},
+            event=events[0],
+            site_id=site_id,
+            data={"site": key, "open": site["open"], "new": new, "newest": site["newest"]},
         )
         among, among_params = rowsql.any_of("u.id", moderators)
         written += _notify(Kind.QUEUE, cause, among, among_params)

@@ -43,8 +43,11 @@ def events_drain() -> int:
     ``EVENTS_MAX_SECONDS`` have passed; returns how many events were handled. Entries read by a
     worker that died are taken over after ``NOTIFICATIONS_EVENTS_RECLAIM`` seconds."""
     return live.stream_drain(
-        EVENTS_STREAM, _handle_entries, batch=EVENTS_BATCH,
-        reclaim_seconds=settings.NOTIFICATIONS_EVENTS_RECLAIM, max_seconds=EVENTS_MAX_SECONDS,
+        EVENTS_STREAM,
+        _handle_entries,
+        batch=EVENTS_BATCH,
+        reclaim_seconds=settings.NOTIFICATIONS_EVENTS_RECLAIM,
+        max_seconds=EVENTS_MAX_SECONDS,
     )
 
 

@@ -62,9 +62,25 @@ MAX_SECONDS = 60.0  # a run stops taking batches after this long; the next run g
 _NEEDS_PUBLISHED = (*COMMENT_KINDS, Kind.LIKE_MILESTONE)
 
 _ROW_FIELDS = (
-    "id", "kind", "event", "recipient_id", "actor_id", "comment_id", "subject_id", "site_id", "data", "created_at",
-    "recipient__email", "recipient__is_active", "comment__status", "comment__author_id",
-    "subject__title", "subject__key", "subject__url", "site__name", "site__key",
+    "id",
+    "kind",
+    "event",
+    "recipient_id",
+    "actor_id",
+    "comment_id",
+    "subject_id",
+    "site_id",
+    "data",
+    "created_at",
+    "recipient__email",
+    "recipient__is_active",
+    "comment__status",
+    "comment__author_id",
+    "subject__title",
+    "subject__key",
+    "subject__url",
+    "site__name",
+    "site__key",
 )
 
 
@@ -109,7 +125,9 @@ def _mark(ids: list[int], until: datetime, state: str) -> int:
     """Set the email state of rows still under this sender's claim (one taken over is not ours)."""
     emailed_at = timezone.now() if state == EmailState.SENT else None
     return Notification.objects.filter(id__in=ids, email=EmailState.SENDING, email_claimed_until=until).update(
-        email=state, email_claimed_until=None, emailed_at=emailed_at,
+        email=state,
+        email_claimed_until=None,
+        emailed_at=emailed_at,
     )
 
 
@@ -136,7 +154,8 @@ def _waiting(site_ids: set[int]) -> dict[int, list[str]]:
     found = {}
     for site_id in site_ids:
         ids = list(
-            ReviewTask.objects.filter(site_id=site_id, state=TaskState.OPEN).order_by("-priority", "id")
+            ReviewTask.objects.filter(site_id=site_id, state=TaskState.OPEN)
+            .order_by("-priority", "id")
             .values_list("comment_id", flat=True)[:QUEUE_SHOWN]
         )
         bodies = dict(CommentContent.objects.filter(pk__in=ids).values_list("pk", "body"))
@@ -148,15 +167,21 @@ def _load(ids: list[int], until: datetime) -> _Batch:
     """The claimed rows with all a decision and a message need: five queries for any number."""
     rows = list(
         Notification.objects.filter(id__in=ids, email=EmailState.SENDING, email_claimed_until=until)
-        .order_by("id").values(*_ROW_FIELDS)
+        .order_by("id")
+        .values(*_ROW_FIELDS)
     )
     recipients = {r["recipient_id"] for r in rows}
     subjects = {r["subject_id"] for r in rows if r["subject_id"]}
     preferences = Preferences.objects.in_bulk(recipients)
-    muted = set(
-        Subscription.objects.filter(user_id__in=recipients, subject_id__in=subjects, state=SubscriptionState.MUTED)
-        .values_list("user_id", "subject_id")
-    ) if subjects else set()
+    muted = (
+        set(
+            Subscription.objects.filter(
+                user_id__in=recipients, subject_id__in=subjects, state=SubscriptionState.MUTED
+            ).values_list("user_id", "subject_id")
+        )
+        if subjects
+        else set()
+    )
     batch = _Batch(rows=rows, preferences=preferences, muted=muted)
     comments = {r["comment_id"] for r in rows if r["comment_id"]}
     batch.bodies = dict(CommentContent.objects.filter(pk__in=comments).values_list("pk", "body")) if comments else {}
@@ -217,10 +242,14 @@ def _item(row: dict, batch: _Batch) -> dict:
     elif kind == Kind.SUBSCRIPTION:
         headline = _("%(actor)s commented on “%(title)s”, which you follow") % values
     elif kind == Kind.LIKE_MILESTONE:
-        headline = ngettext(
-            "Your comment on “%(title)s” reached %(likes)d like", "Your comment on “%(title)s” reached %(likes)d likes",
-            values["likes"],
-        ) % values
+        headline = (
+            ngettext(
+                "Your comment on “%(title)s” reached %(likes)d like",
+                "Your comment on “%(title)s” reached %(likes)d likes",
+                values["likes"],
+            )
+            % values
+        )
     elif kind == Kind.DECISION:
         decision = data.get("decision")
         if decision == "approved":
@@ -230,9 +259,14 @@ def _item(row: dict, batch: _Batch) -> dict:
         else:
             headline = _("Your comment on “%(title)s” was removed") % values
     else:  # the review queue
-        headline = ngettext(
-            "%(open)d comment waits for review on %(site)s", "%(open)d comments wait for review on %(site)s", values["open"],
-        ) % values
+        headline = (
+            ngettext(
+                "%(open)d comment waits for review on %(site)s",
+                "%(open)d comments wait for review on %(site)s",
+                values["open"],
+            )
+            % values
+        )
     url = row["subject__url"] or ""
     if kind == Kind.QUEUE:
         url = f"{settings.NOTIFICATIONS_BASE_URL}/console/"
@@ -272,7 +306,9 @@ def _message(rows: list[dict], batch: _Batch, *, digest: bool, connection) -> Em
         items = [_item(r, batch) for r in rows]
         if digest:
             subject = ngettext(
-                "Your daily digest: %(count)d notification", "Your daily digest: %(count)d notifications", len(items),
+                "Your daily digest: %(count)d notification",
+                "Your daily digest: %(count)d notifications",
+                len(items),
             ) % {"count": len(items)}
         else:
             subject = items[0]["headline"]
@@ -283,8 +319,12 @@ def _message(rows: list[dict], batch: _Batch, *, digest: bool, connection) -> Em
         else:
             what = _("Stop emails like this one")
         context = {
-            "subject": subject, "items": items, "digest": digest, "unsubscribe_url": unsubscribe_url(scope),
-            "unsubscribe_label": what, "language": language,
+            "subject": subject,
+            "items": items,
+            "digest": digest,
+            "unsubscribe_url": unsubscribe_url(scope),
+            "unsubscribe_label": what,
+            "language": language,
         }
         text = render_to_string("notifications/email/message.txt", context)
         html = render_to_string("notifications/email/message.html", context)
@@ -295,7 +335,11 @@ def _message(rows: list[dict], batch: _Batch, *, digest: bool, connection) -> Em
         headers["Message-ID"] = f"<notification.{first['id']}@{_mail_host()}>"
     headers["Auto-Submitted"] = "auto-generated"
     message = EmailMultiAlternatives(
-        subject=subject, body=text, to=[first["recipient__email"]], headers=headers, connection=connection,
+        subject=subject,
+        body=text,
+        to=[first["recipient__email"]],
+        headers=headers,
+        connection=connection,
     )
     message.attach_alternative(html, "text/html")
     return message
@@ -360,7 +404,9 @@ def digests_send(*, max_seconds: float = MAX_SECONDS) -> int:
     while time.monotonic() - started < max_seconds:
         readers = list(
             Notification.objects.filter(email=EmailState.DIGEST, created_at__lte=cutoff, recipient_id__gt=after)
-            .order_by("recipient_id").values_list("recipient_id", flat=True).distinct()[:DIGEST_BATCH]
+            .order_by("recipient_id")
+            .values_list("recipient_id", flat=True)
+            .distinct()[:DIGEST_BATCH]
         )
         if not readers:
             break

@@ -67,11 +67,22 @@ class Notification(models.Model):
     # What it is about. The fan-out writes these from rows it has just read, and deleting them
     # cascades here through Django; checking each reference again in the database, for each of
     # 10,000 rows a comment may bring, halved the fan-out's speed (docs/benchmarks.md).
-    site = models.ForeignKey("comments.Site", null=True, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False)
-    subject = models.ForeignKey("comments.Subject", null=True, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False)
-    comment = models.ForeignKey("comments.Comment", null=True, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False)
+    site = models.ForeignKey(
+        "comments.Site", null=True, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
+    subject = models.ForeignKey(
+        "comments.Subject", null=True, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
+    comment = models.ForeignKey(
+        "comments.Comment", null=True, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
     actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+", db_index=False, db_constraint=False,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
     )
     # Per kind: {"likes": 100}; {"decision": "approved"}; {"site": key, "open": n, "new": n,
     # "newest": id}.
@@ -90,7 +101,9 @@ class Notification(models.Model):
             # the unread count (the widget's badge)
             models.Index(fields=["recipient"], condition=Q(read_at__isnull=True), name="notification_unread"),
             # the sender's queue: emails to send now, and claims of senders that died
-            models.Index(fields=["email", "id"], condition=Q(email__in=["queued", "sending"]), name="notification_email_queue"),
+            models.Index(
+                fields=["email", "id"], condition=Q(email__in=["queued", "sending"]), name="notification_email_queue"
+            ),
             # the daily digest, grouped per recipient
             models.Index(fields=["recipient", "id"], condition=Q(email="digest"), name="notification_digest_waiting"),
         ]
@@ -108,8 +121,12 @@ class Preferences(models.Model):
     like_milestones = models.BooleanField(default=False)
     email_reply = models.CharField(max_length=12, choices=EmailMode.choices, default=DEFAULT_EMAIL[Kind.REPLY])
     email_mention = models.CharField(max_length=12, choices=EmailMode.choices, default=DEFAULT_EMAIL[Kind.MENTION])
-    email_subscription = models.CharField(max_length=12, choices=EmailMode.choices, default=DEFAULT_EMAIL[Kind.SUBSCRIPTION])
-    email_like_milestone = models.CharField(max_length=12, choices=EmailMode.choices, default=DEFAULT_EMAIL[Kind.LIKE_MILESTONE])
+    email_subscription = models.CharField(
+        max_length=12, choices=EmailMode.choices, default=DEFAULT_EMAIL[Kind.SUBSCRIPTION]
+    )
+    email_like_milestone = models.CharField(
+        max_length=12, choices=EmailMode.choices, default=DEFAULT_EMAIL[Kind.LIKE_MILESTONE]
+    )
     email_decision = models.CharField(max_length=12, choices=EmailMode.choices, default=DEFAULT_EMAIL[Kind.DECISION])
     email_queue = models.CharField(max_length=12, choices=EmailMode.choices, default=DEFAULT_EMAIL[Kind.QUEUE])
 

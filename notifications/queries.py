@@ -57,8 +57,16 @@ def inbox(*, user_id: int, limit: int, cursor: str | None, unread_only: bool = F
         rows = rows.filter(id__lt=after)
     found = list(
         rows.order_by("-id").values(
-            "id", "kind", "actor_id", "subject_id", "comment_id", "data", "created_at", "read_at",
-            "comment__root_id", "comment__reply_to_id",
+            "id",
+            "kind",
+            "actor_id",
+            "subject_id",
+            "comment_id",
+            "data",
+            "created_at",
+            "read_at",
+            "comment__root_id",
+            "comment__reply_to_id",
         )[: limit + 1]
     )
     page = found[:limit]
@@ -69,7 +77,9 @@ def inbox(*, user_id: int, limit: int, cursor: str | None, unread_only: bool = F
 def present_notifications(rows: Sequence[Mapping[str, Any]]) -> list[dict]:
     """The API shape of notification rows (``inbox``'s values): three queries for any number."""
     bodies = dict(
-        CommentContent.objects.filter(pk__in={r["comment_id"] for r in rows if r["comment_id"]}).values_list("pk", "body")
+        CommentContent.objects.filter(pk__in={r["comment_id"] for r in rows if r["comment_id"]}).values_list(
+            "pk", "body"
+        )
     )
     people = rowsql.user_faces({r["actor_id"] for r in rows if r["actor_id"]})
     subjects = {
@@ -89,19 +99,26 @@ def present_notifications(rows: Sequence[Mapping[str, Any]]) -> list[dict]:
                 "reply_to_id": r["comment__reply_to_id"],
                 "excerpt": excerpt(bodies.get(r["comment_id"], "")),
             }
-        items.append({
-            "id": r["id"],
-            "kind": r["kind"],
-            "read": r["read_at"] is not None,
-            "created_at": r["created_at"],
-            "actor": present_user(people.get(r["actor_id"])),
-            "subject": None if subject is None else {
-                "id": subject["id"], "site": subject["site__key"], "key": subject["key"],
-                "title": subject["title"], "url": subject["url"],
-            },
-            "comment": comment,
-            "data": r["data"] or {},
-        })
+        items.append(
+            {
+                "id": r["id"],
+                "kind": r["kind"],
+                "read": r["read_at"] is not None,
+                "created_at": r["created_at"],
+                "actor": present_user(people.get(r["actor_id"])),
+                "subject": None
+                if subject is None
+                else {
+                    "id": subject["id"],
+                    "site": subject["site__key"],
+                    "key": subject["key"],
+                    "title": subject["title"],
+                    "url": subject["url"],
+                },
+                "comment": comment,
+                "data": r["data"] or {},
+            }
+        )
     return items
 
 

@@ -19,5 +19,7 @@ def comment_edited(sender, *, comment_id: int, **kwargs) -> None:
     _hand_on(events.Event.new(events.EDITED, comment_id))
 
 
-def comment_status_changed(sender, *, comment_id: int, from_status: str, to_status: str, actor_id: int | None = None, **kwargs) -> None:
+def comment_status_changed(
+    sender, *, comment_id: int, from_status: str, to_status: str, actor_id: int | None = None, **kwargs
+) -> None:
     _hand_on(events.Event.new(events.STATUS, comment_id, from_status, to_status, actor_id))

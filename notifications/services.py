@@ -19,7 +19,9 @@ from .unsubscribe import Scope
 def notification_mark_read(*, user: User, notification_id: int) -> None:
     """Mark one of the reader's notifications read (again: no change); ``NotFound`` for
     another's."""
-    updated = Notification.objects.filter(pk=notification_id, recipient=user, read_at__isnull=True).update(read_at=timezone.now())
+    updated = Notification.objects.filter(pk=notification_id, recipient=user, read_at__isnull=True).update(
+        read_at=timezone.now()
+    )
     if not updated and not Notification.objects.filter(pk=notification_id, recipient=user).exists():
         raise NotFound("Unknown notification.")
 
@@ -34,14 +36,21 @@ def notifications_mark_all_read(*, user: User, up_to_id: int | None = None) -> i
 
 
 def preferences_update(
-    *, user: User, language: str | None = None, like_milestones: bool | None = None, email: dict[str, str] | None = None,
+    *,
+    user: User,
+    language: str | None = None,
+    like_milestones: bool | None = None,
+    email: dict[str, str] | None = None,
 ) -> Preferences:
     """Change some of the reader's preferences (``email``: ``{kind: mode}`` for some kinds).
     What is already queued follows the new preference: the sender checks it again."""
     preferences = preferences_of(user.pk)
     if language is not None:
         if language not in dict(settings.LANGUAGES):
-            raise InvalidInput("Unknown language.", fields={"language": [f"Must be one of {[code for code, _ in settings.LANGUAGES]}."]})
+            raise InvalidInput(
+                "Unknown language.",
+                fields={"language": [f"Must be one of {[code for code, _ in settings.LANGUAGES]}."]},
+            )
         preferences.language = language
     if like_milestones is not None:
         preferences.like_milestones = like_milestones
@@ -59,7 +68,9 @@ def subscription_set(*, user: User, subject_id: int, state: str) -> str:
     """Follow a subject (``subscribed``: told of every new top-level comment), mute it
     (``muted``: no email about it at all), or neither (``none``). Idempotent; returns the state."""
     if state not in (*SubscriptionState.values, "none"):
-        raise InvalidInput("Unknown state.", fields={"state": [f"Must be one of {[*SubscriptionState.values, 'none']}."]})
+        raise InvalidInput(
+            "Unknown state.", fields={"state": [f"Must be one of {[*SubscriptionState.values, 'none']}."]}
+        )
     if not Subject.objects.filter(pk=subject_id).exists():
         raise NotFound("Unknown subject.")
     if state == "none":

@@ -31,7 +31,11 @@ class Scope:
 
 
 def token_for(scope: Scope) -> str:
-    payload = {"u": scope.user_id, "s": scope.subject_id} if scope.subject_id is not None else {"u": scope.user_id, "k": list(scope.kinds)}
+    payload = (
+        {"u": scope.user_id, "s": scope.subject_id}
+        if scope.subject_id is not None
+        else {"u": scope.user_id, "k": list(scope.kinds)}
+    )
     return signing.dumps(payload, salt=SALT)
 
 

@@ -34,7 +34,9 @@ def _page(request: HttpRequest, context: dict, *, language: str, status: int = 2
 
 def _refused(request: HttpRequest, exc: CommentsError) -> HttpResponse:
     if request.method == "GET" and _wants_html(request):
-        return _page(request, {"error": True}, language=translation.get_language_from_request(request), status=exc.status)
+        return _page(
+            request, {"error": True}, language=translation.get_language_from_request(request), status=exc.status
+        )
     return JsonResponse(error_body(exc.code, exc.message, exc.fields), status=exc.status)
 
 
@@ -45,10 +47,16 @@ def unsubscribe(request: HttpRequest) -> HttpResponse:
         scope = scope_of(request.GET.get("token"))
         language = queries.preferences_of(scope.user_id).language
         if request.method == "GET":
-            return _page(request, {"what": queries.unsubscribe_description(scope, language=language)}, language=language)
+            return _page(
+                request, {"what": queries.unsubscribe_description(scope, language=language)}, language=language
+            )
         done = services.unsubscribe_apply(scope=scope)
     except CommentsError as exc:
         return _refused(request, exc)
     if _wants_html(request):
-        return _page(request, {"done": True, "what": queries.unsubscribe_description(scope, language=language)}, language=language)
+        return _page(
+            request,
+            {"done": True, "what": queries.unsubscribe_description(scope, language=language)},
+            language=language,
+        )
     return JsonResponse({"unsubscribed": done})

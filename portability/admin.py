@@ -26,7 +26,9 @@ from .models import ImportFormat, ImportRun, SitePrivacy
 class ImportForm(forms.Form):
     site = forms.ModelChoiceField(queryset=Site.objects.order_by("key"))
     format = forms.ChoiceField(choices=ImportFormat.choices)
-    file = forms.FileField(help_text="The export as the other system gives it (.gz too, but Isso's database). Big files: use the import_comments command.")
+    file = forms.FileField(
+        help_text="The export as the other system gives it (.gz too, but Isso's database). Big files: use the import_comments command."
+    )
 
 
 @admin.register(ImportRun)
@@ -59,25 +61,41 @@ class ImportRunAdmin(ReadOnlyAdmin):
             with _as_file(upload) as path:
                 try:
                     summary = services.import_file(
-                        site=form.cleaned_data["site"], format=form.cleaned_data["format"], path=path,
-                        actor=request.user, source_name=upload.name,
+                        site=form.cleaned_data["site"],
+                        format=form.cleaned_data["format"],
+                        path=path,
+                        actor=request.user,
+                        source_name=upload.name,
                     )
                 except (FormatError, services.ImportBusy) as exc:
                     self.message_user(request, f"Nothing imported: {exc}", messages.ERROR)
                     return TemplateResponse(request, "portability/admin/import_form.html", self._context(request, form))
-            self.message_user(request, f"Imported {summary.imported:,} comments: see the summary below.", messages.SUCCESS)
+            self.message_user(
+                request, f"Imported {summary.imported:,} comments: see the summary below.", messages.SUCCESS
+            )
             return HttpResponseRedirect(reverse("admin:portability_importrun_change", args=[summary.run_id]))
         return TemplateResponse(request, "portability/admin/import_form.html", self._context(request, form))
 
     def _context(self, request, form):
-        return {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta, "title": "Import comments"}
+        return {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "opts": self.model._meta,
+            "title": "Import comments",
+        }
 
 
 def _summary_lines(summary: dict) -> list[str]:
     if not summary:
         return []
-    lines = [f"{summary.get('imported', 0):,} comments imported: {summary.get('comments', {})}", f"subjects: {summary.get('subjects', {})}"]
-    lines += [f"skipped {n:,}: {reason} {summary.get('examples', {}).get(reason, '')}" for reason, n in summary.get("skipped", {}).items()]
+    lines = [
+        f"{summary.get('imported', 0):,} comments imported: {summary.get('comments', {})}",
+        f"subjects: {summary.get('subjects', {})}",
+    ]
+    lines += [
+        f"skipped {n:,}: {reason} {summary.get('examples', {}).get(reason, '')}"
+        for reason, n in summary.get("skipped", {}).items()
+    ]
     lines += [f"imported with a change {n:,}: {reason}" for reason, n in summary.get("notes", {}).items()]
     return lines
 
@@ -130,12 +148,18 @@ class UserAdmin(CommentsUserAdmin):
     @admin.action(description="Erase the selected users' data and close their accounts")
     def erase_data(self, request, queryset):
         if request.POST.get("confirmed") != "yes":
-            return TemplateResponse(request, "portability/admin/erase_confirm.html", {
-                **self.admin_site.each_context(request), "users": queryset, "opts": self.model._meta,
-                "title": "Erase users' data", "action_checkbox_name": ACTION_CHECKBOX_NAME,
-            })
+            return TemplateResponse(
+                request,
+                "portability/admin/erase_confirm.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "users": queryset,
+                    "opts": self.model._meta,
+                    "title": "Erase users' data",
+                    "action_checkbox_name": ACTION_CHECKBOX_NAME,
+                },
+            )
         for user in queryset:
             services.user_erase(user=user, actor=request.user)
         self.message_user(request, f"Erased the data of {queryset.count()} user(s).", messages.SUCCESS)
         return None
-

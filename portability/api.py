@@ -140,7 +140,9 @@ class ErasureOut(serializers.Serializer):
 class MyDataView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: UserDataOut, **error_responses(401)}, summary="Everything kept about the current user")
+    @extend_schema(
+        responses={200: UserDataOut, **error_responses(401)}, summary="Everything kept about the current user"
+    )
     def get(self, request):
         """Everything the service keeps about the signed-in user as one JSON document (account,
         identities, comments with the address they were posted from, likes, reports, sanctions,
@@ -150,7 +152,11 @@ class MyDataView(ApiView):
         response["Content-Disposition"] = 'attachment; filename="my-comments-data.json"'
         return response
 
-    @extend_schema(request=None, responses={200: ErasureOut, **error_responses(401)}, summary="Erase the current user's data and close the account")
+    @extend_schema(
+        request=None,
+        responses={200: ErasureOut, **error_responses(401)},
+        summary="Erase the current user's data and close the account",
+    )
     def delete(self, request):
         """Erase the signed-in user: the account closed, tokens revoked, identities, reports and
         follows removed, likes withdrawn with the counts corrected, comments turned into

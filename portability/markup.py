@@ -311,7 +311,12 @@ def html_to_markdown(html: str, *, lines: bool = False) -> str:
     if "<" not in html and "&" not in html and not lines:
         return _paragraph(_text_run(html))
     cleaned = nh3.clean(
-        html, tags=KEPT_TAGS, attributes=KEPT_ATTRIBUTES, url_schemes=URL_SCHEMES, link_rel=None, strip_comments=True,
+        html,
+        tags=KEPT_TAGS,
+        attributes=KEPT_ATTRIBUTES,
+        url_schemes=URL_SCHEMES,
+        link_rel=None,
+        strip_comments=True,
     )
     builder = _TreeBuilder(lines)
     builder.feed(cleaned)

@@ -38,7 +38,9 @@ def _subjects(site: Site) -> Iterator[Subject]:
         after = page[-1].pk
 
 
-_IDENTITY = "SELECT {column} FROM {identities} ei WHERE ei.user_id = c.author_id AND ei.site_id = %s ORDER BY ei.id LIMIT 1"
+_IDENTITY = (
+    "SELECT {column} FROM {identities} ei WHERE ei.user_id = c.author_id AND ei.site_id = %s ORDER BY ei.id LIMIT 1"
+)
 
 
 def _comment_rows(site: Site, subject_id: int) -> Iterator[tuple]:
@@ -82,23 +84,66 @@ def _line(value: dict) -> bytes:
 def site_export_json(site: Site) -> Iterator[bytes]:
     """The site as JSON lines: a header, then each subject followed by its comments, parents
     before their replies (docs/API.md, "Site export")."""
-    yield _line({
-        "type": "export", "format": FORMAT_NAME, "version": VERSION, "site": site.key, "name": site.name,
-        "exported_at": django_timezone.now(),
-    })
+    yield _line(
+        {
+            "type": "export",
+            "format": FORMAT_NAME,
+            "version": VERSION,
+            "site": site.key,
+            "name": site.name,
+            "exported_at": django_timezone.now(),
+        }
+    )
     for subject in _subjects(site):
-        yield _line({
-            "type": "subject", "id": subject.pk, "key": subject.key, "title": subject.title, "url": subject.url,
-            "mode": subject.mode, "state": subject.state, "created_at": subject.created_at,
-        })
-        for (pk, reply_to_id, status, visibility, pinned, featured, floor, created_at, edited_at, _path, body, html,
-             ip, user_agent, *author) in _comment_rows(site, subject.pk):
-            yield _line({
-                "type": "comment", "id": pk, "subject_id": subject.pk, "reply_to_id": reply_to_id,
-                "author": _author(*author), "body": body, "html": html, "status": status, "visibility": visibility,
-                "pinned": bool(pinned), "featured": bool(featured), "floor": floor,
-                "created_at": row_time(created_at), "edited_at": row_time(edited_at), "ip": ip, "user_agent": user_agent,
-            })
+        yield _line(
+            {
+                "type": "subject",
+                "id": subject.pk,
+                "key": subject.key,
+                "title": subject.title,
+                "url": subject.url,
+                "mode": subject.mode,
+                "state": subject.state,
+                "created_at": subject.created_at,
+            }
+        )
+        for (
+            pk,
+            reply_to_id,
+            status,
+            visibility,
+            pinned,
+            featured,
+            floor,
+            created_at,
+            edited_at,
+            _path,
+            body,
+            html,
+            ip,
+            user_agent,
+            *author,
+        ) in _comment_rows(site, subject.pk):
+            yield _line(
+                {
+                    "type": "comment",
+                    "id": pk,
+                    "subject_id": subject.pk,
+                    "reply_to_id": reply_to_id,
+                    "author": _author(*author),
+                    "body": body,
+                    "html": html,
+                    "status": status,
+                    "visibility": visibility,
+                    "pinned": bool(pinned),
+                    "featured": bool(featured),
+                    "floor": floor,
+                    "created_at": row_time(created_at),
+                    "edited_at": row_time(edited_at),
+                    "ip": ip,
+                    "user_agent": user_agent,
+                }
+            )
 
 
 # Characters XML 1.0 cannot carry, even escaped.
@@ -138,8 +183,23 @@ def site_export_disqus(site: Site) -> Iterator[bytes]:
             "<isDeleted>false</isDeleted></thread>\n"
         ).encode()
     for subject in _subjects(site):
-        for (pk, reply_to_id, status, _visibility, _pinned, _featured, _floor, created_at, _edited_at, _path, _body, html,
-             ip, _user_agent, *author_row) in _comment_rows(site, subject.pk):
+        for (
+            pk,
+            reply_to_id,
+            status,
+            _visibility,
+            _pinned,
+            _featured,
+            _floor,
+            created_at,
+            _edited_at,
+            _path,
+            _body,
+            html,
+            ip,
+            _user_agent,
+            *author_row,
+        ) in _comment_rows(site, subject.pk):
             author = _author(*author_row)
             parts = [
                 f"  <post dsq:id={_attr(pk)}><id/><message>{_text(html)}</message>",
@@ -188,13 +248,44 @@ def _user_comments(user: User) -> Iterator[dict]:
         f"JOIN {table(Subject)} s ON s.id = c.subject_id JOIN {table(Site)} si ON si.id = s.site_id "
         "WHERE c.author_id = %s AND c.id > %s ORDER BY c.id"
     )
-    for (pk, subject_id, key, title, url, site_key, reply_to_id, status, visibility, pinned, featured, floor,
-         like_count, created_at, edited_at, body, html, ip, user_agent) in _paged(sql, [user.pk]):
+    for (
+        pk,
+        subject_id,
+        key,
+        title,
+        url,
+        site_key,
+        reply_to_id,
+        status,
+        visibility,
+        pinned,
+        featured,
+        floor,
+        like_count,
+        created_at,
+        edited_at,
+        body,
+        html,
+        ip,
+        user_agent,
+    ) in _paged(sql, [user.pk]):
         yield {
-            "id": pk, "site": site_key, "subject": {"id": subject_id, "key": key, "title": title, "url": url},
-            "reply_to_id": reply_to_id, "status": status, "visibility": visibility, "pinned": bool(pinned),
-            "featured": bool(featured), "floor": floor, "like_count": like_count, "body": body, "html": html,
-            "created_at": row_time(created_at), "edited_at": row_time(edited_at), "ip": ip, "user_agent": user_agent,
+            "id": pk,
+            "site": site_key,
+            "subject": {"id": subject_id, "key": key, "title": title, "url": url},
+            "reply_to_id": reply_to_id,
+            "status": status,
+            "visibility": visibility,
+            "pinned": bool(pinned),
+            "featured": bool(featured),
+            "floor": floor,
+            "like_count": like_count,
+            "body": body,
+            "html": html,
+            "created_at": row_time(created_at),
+            "edited_at": row_time(edited_at),
+            "ip": ip,
+            "user_agent": user_agent,
         }
 
 
@@ -210,20 +301,33 @@ def _user_likes(user: User) -> Iterator[dict]:
 
 def _user_reports(user: User) -> Iterator[dict]:
     for report in Report.objects.filter(user=user).order_by("pk").iterator(chunk_size=PAGE):
-        yield {"comment_id": report.comment_id, "reason": report.reason, "detail": report.detail, "created_at": report.created_at}
+        yield {
+            "comment_id": report.comment_id,
+            "reason": report.reason,
+            "detail": report.detail,
+            "created_at": report.created_at,
+        }
 
 
 def _user_sanctions(user: User) -> Iterator[dict]:
     for sanction in Sanction.objects.filter(user=user).select_related("site").order_by("pk").iterator(chunk_size=PAGE):
         yield {
-            "site": sanction.site.key, "kind": sanction.kind, "until": sanction.until, "reason": sanction.reason,
+            "site": sanction.site.key,
+            "kind": sanction.kind,
+            "until": sanction.until,
+            "reason": sanction.reason,
             "created_at": sanction.created_at,
         }
 
 
 def _user_identities(user: User) -> Iterator[dict]:
     for identity in ExternalIdentity.objects.filter(user=user).select_related("site").order_by("pk"):
-        yield {"site": identity.site.key, "external_id": identity.external_id, "email": identity.email, "created_at": identity.created_at}
+        yield {
+            "site": identity.site.key,
+            "external_id": identity.external_id,
+            "email": identity.email,
+            "created_at": identity.created_at,
+        }
 
 
 def _follows(user: User, *, following: bool) -> Iterator[dict]:
@@ -235,7 +339,11 @@ def _follows(user: User, *, following: bool) -> Iterator[dict]:
 
 
 def _moderation_actions(user: User) -> Iterator[dict]:
-    entries = AuditEntry.objects.filter(actor=user).order_by("pk").values_list("site__key", "action", "comment_id", "created_at")
+    entries = (
+        AuditEntry.objects.filter(actor=user)
+        .order_by("pk")
+        .values_list("site__key", "action", "comment_id", "created_at")
+    )
     for site_key, action, comment_id, created_at in entries.iterator(chunk_size=PAGE):
         yield {"site": site_key, "action": action, "comment_id": comment_id, "created_at": created_at}
 
@@ -255,23 +363,36 @@ def user_data_export(user: User) -> Iterator[bytes]:
     agent they were posted from), likes, reports, sanctions, follows, sign-in tokens (their
     dates, never the tokens) and, for moderators, the moderation actions they took."""
     head = {
-        "format": USER_DATA_FORMAT, "version": 1, "exported_at": django_timezone.now(),
+        "format": USER_DATA_FORMAT,
+        "version": 1,
+        "exported_at": django_timezone.now(),
         "user": {
-            "id": user.pk, "username": user.username, "name": user.public_name, "email": user.email,
-            "avatar": user.avatar_url or None, "date_joined": user.date_joined, "last_login": user.last_login,
+            "id": user.pk,
+            "username": user.username,
+            "name": user.public_name,
+            "email": user.email,
+            "avatar": user.avatar_url or None,
+            "date_joined": user.date_joined,
+            "last_login": user.last_login,
             "is_active": user.is_active,
         },
         "moderated_sites": sorted(user.moderated_sites.values_list("key", flat=True)),
         "tokens": [
             {"site": site_key, "created_at": created, "expires_at": expires}
-            for site_key, created, expires in user.apitoken_set.order_by("pk").values_list("site__key", "created_at", "expires_at")
+            for site_key, created, expires in user.apitoken_set.order_by("pk").values_list(
+                "site__key", "created_at", "expires_at"
+            )
         ],
     }
     yield encoding.dumps(head)[:-1]  # the object stays open for the streamed lists
     sections = (
-        ("identities", _user_identities(user)), ("comments", _user_comments(user)), ("likes", _user_likes(user)),
-        ("reports", _user_reports(user)), ("sanctions", _user_sanctions(user)),
-        ("following", _follows(user, following=True)), ("followers", _follows(user, following=False)),
+        ("identities", _user_identities(user)),
+        ("comments", _user_comments(user)),
+        ("likes", _user_likes(user)),
+        ("reports", _user_reports(user)),
+        ("sanctions", _user_sanctions(user)),
+        ("following", _follows(user, following=True)),
+        ("followers", _follows(user, following=False)),
         ("moderation_actions", _moderation_actions(user)),
     )
     for name, items in sections:

@@ -103,11 +103,19 @@ class ImportSummary:
 
     def as_dict(self) -> dict:
         return {
-            "format": self.format, "records": self.records, "seconds": round(self.seconds, 1),
-            "subjects": {"created": self.subjects_created, "matched": self.subjects_matched, "already_imported": self.subjects_known},
+            "format": self.format,
+            "records": self.records,
+            "seconds": round(self.seconds, 1),
+            "subjects": {
+                "created": self.subjects_created,
+                "matched": self.subjects_matched,
+                "already_imported": self.subjects_known,
+            },
             "users_created": self.users_created,
-            "comments": dict(self.comments), "imported": self.imported,
-            "skipped": dict(self.skipped), "notes": dict(self.notes),
+            "comments": dict(self.comments),
+            "imported": self.imported,
+            "skipped": dict(self.skipped),
+            "notes": dict(self.notes),
             "examples": {k: v for k, v in self.examples.items() if v},
         }
 
@@ -134,9 +142,32 @@ class ImportSummary:
 # --- staging ---------------------------------------------------------------------------------
 
 _STAGED_COLUMNS = (
-    "run_id", "seq", "kind", "source_id", "keys", "url", "title", "closed", "mode", "thread_id", "parent_id",
-    "sort_at", "created_at", "edited_at", "status", "visibility", "pinned", "featured", "author_id",
-    "author_name", "author_email", "author_avatar", "body", "markup", "ip", "user_agent",
+    "run_id",
+    "seq",
+    "kind",
+    "source_id",
+    "keys",
+    "url",
+    "title",
+    "closed",
+    "mode",
+    "thread_id",
+    "parent_id",
+    "sort_at",
+    "created_at",
+    "edited_at",
+    "status",
+    "visibility",
+    "pinned",
+    "featured",
+    "author_id",
+    "author_name",
+    "author_email",
+    "author_avatar",
+    "body",
+    "markup",
+    "ip",
+    "user_agent",
 )
 
 
@@ -144,16 +175,61 @@ def _staged_row(run_id: int, seq: int, record) -> tuple:
     if isinstance(record, formats.Thread):
         keys = "\n".join(k.replace("\n", " ") for k in record.keys)
         return (
-            run_id, seq, ItemKind.THREAD, record.source_id, keys, record.url, record.title, record.closed,
-            record.mode, "", None, None, record.created_at, None, "", "", False, False, "", "", "", "", "", "", None, "",
+            run_id,
+            seq,
+            ItemKind.THREAD,
+            record.source_id,
+            keys,
+            record.url,
+            record.title,
+            record.closed,
+            record.mode,
+            "",
+            None,
+            None,
+            record.created_at,
+            None,
+            "",
+            "",
+            False,
+            False,
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            None,
+            "",
         )
     author = record.author
     return (
-        run_id, seq, ItemKind.COMMENT, record.source_id, "", "", "", False, "", record.thread_id, record.parent_id,
-        record.created_at, record.created_at, record.edited_at, record.status, record.visibility, record.pinned,
-        record.featured, author.external_id if author else "", author.name[:255] if author else "",
-        author.email[:254] if author else "", author.avatar[:1000] if author else "", record.body, record.markup,
-        record.ip, record.user_agent[:512],
+        run_id,
+        seq,
+        ItemKind.COMMENT,
+        record.source_id,
+        "",
+        "",
+        "",
+        False,
+        "",
+        record.thread_id,
+        record.parent_id,
+        record.created_at,
+        record.created_at,
+        record.edited_at,
+        record.status,
+        record.visibility,
+        record.pinned,
+        record.featured,
+        author.external_id if author else "",
+        author.name[:255] if author else "",
+        author.email[:254] if author else "",
+        author.avatar[:1000] if author else "",
+        record.body,
+        record.markup,
+        record.ip,
+        record.user_agent[:512],
     )
 
 
@@ -161,8 +237,14 @@ def _staged_row(run_id: int, seq: int, record) -> tuple:
 
 
 def import_file(
-    *, site: Site, format: str, path: str, actor: User | None = None, source_name: str = "",
-    progress: Progress | None = None, workers: int = 1,
+    *,
+    site: Site,
+    format: str,
+    path: str,
+    actor: User | None = None,
+    source_name: str = "",
+    progress: Progress | None = None,
+    workers: int = 1,
 ) -> ImportSummary:
     """Import a file of ``format`` into ``site``; idempotent (see the module's docstring).
     Raises ``formats.FormatError`` (nothing imported) for a file that cannot be read as
@@ -183,8 +265,15 @@ def import_file(
             )
             raise
         job.clean_up()
-        ImportRun.objects.filter(pk=run.pk).update(state=RunState.DONE, summary=job.summary.as_dict(), finished_at=timezone.now())
-    _audit(site_id=site.pk, actor=actor, action="data_import", reason=f"{format} {source_name}: " + "; ".join(job.summary.lines()[1:]))
+        ImportRun.objects.filter(pk=run.pk).update(
+            state=RunState.DONE, summary=job.summary.as_dict(), finished_at=timezone.now()
+        )
+    _audit(
+        site_id=site.pk,
+        actor=actor,
+        action="data_import",
+        reason=f"{format} {source_name}: " + "; ".join(job.summary.lines()[1:]),
+    )
     return job.summary
 
 
@@ -198,7 +287,10 @@ class _site_import_lock:
         self.site_id = site.pk
 
     def __enter__(self):
-        if connection.vendor == "postgresql" and not fetch("SELECT pg_try_advisory_lock(%s, %s)", [self.KEY, self.site_id])[0][0]:
+        if (
+            connection.vendor == "postgresql"
+            and not fetch("SELECT pg_try_advisory_lock(%s, %s)", [self.KEY, self.site_id])[0][0]
+        ):
             raise ImportBusy("Another import into this site is running; try again when it has finished.")
 
     def __exit__(self, *exc):
@@ -346,7 +438,10 @@ class _ImportJob:
         """Delete the run's staged rows of ``kind`` meeting ``condition`` (over the staged table,
         named in full), counted under ``reason`` with examples."""
         where = f"run_id = %s AND kind = %s AND {condition}"
-        examples = fetch(f"SELECT source_id FROM {self.staged} WHERE {where} ORDER BY seq LIMIT {EXAMPLES}", [self.run.pk, kind, *params])
+        examples = fetch(
+            f"SELECT source_id FROM {self.staged} WHERE {where} ORDER BY seq LIMIT {EXAMPLES}",
+            [self.run.pk, kind, *params],
+        )
         if not examples:
             return 0
         count = execute(f"DELETE FROM {self.staged} WHERE {where}", [self.run.pk, kind, *params])
@@ -372,7 +467,9 @@ class _ImportJob:
         if self.reader.threads_explicit:
             self._drop_staged(T, self._duplicates(T), [], "duplicate thread id in the file (first kept)")
         else:  # threads named by each comment: repeats are expected
-            execute(f"DELETE FROM {self.staged} WHERE run_id = %s AND kind = %s AND {self._duplicates(T)}", [self.run.pk, T])
+            execute(
+                f"DELETE FROM {self.staged} WHERE run_id = %s AND kind = %s AND {self._duplicates(T)}", [self.run.pk, T]
+            )
         condition, params = self._imported(T, "source_id")
         self.summary.subjects_known += execute(
             f"DELETE FROM {self.staged} WHERE run_id = %s AND kind = %s AND {condition}", [self.run.pk, T, *params]
@@ -391,7 +488,10 @@ class _ImportJob:
 
     def _subjects_for(self, rows: list[tuple]) -> None:
         """Find or create the subject of each thread, and remember which it is."""
-        threads = [(source_id, keys.split("\n"), url, title, closed, mode, row_time(created)) for _, source_id, keys, url, title, closed, mode, created in rows]
+        threads = [
+            (source_id, keys.split("\n"), url, title, closed, mode, row_time(created))
+            for _, source_id, keys, url, title, closed, mode, created in rows
+        ]
         every_key = {k for t in threads for k in t[1]}
         urls = {t[2] for t in threads if t[2]}
         by_key = dict(Subject.objects.filter(site=self.site, key__in=every_key).values_list("key", "pk"))
@@ -404,7 +504,11 @@ class _ImportJob:
         for _source_id, keys, url, title, closed, mode, created in threads:
             if not any(k in by_key for k in keys) and url not in by_url and keys[0] not in new:
                 new[keys[0]] = Subject(
-                    site=self.site, key=keys[0], title=title[:300], url=url[:2000], mode=mode or self.site.default_mode,
+                    site=self.site,
+                    key=keys[0],
+                    title=title[:300],
+                    url=url[:2000],
+                    mode=mode or self.site.default_mode,
                     state=SubjectState.CLOSED if closed else SubjectState.OPEN,
                 )
                 if created is not None:
@@ -450,7 +554,9 @@ class _ImportJob:
         condition, params = self._imported(ItemKind.THREAD, "thread_id")
         self._drop_staged(C, f"NOT {condition}", params, "thread not in the file")
         condition, params = self._imported(C, "source_id")
-        known = execute(f"DELETE FROM {staged} WHERE run_id = %s AND kind = %s AND {condition}", [self.run.pk, C, *params])
+        known = execute(
+            f"DELETE FROM {staged} WHERE run_id = %s AND kind = %s AND {condition}", [self.run.pk, C, *params]
+        )
         if known:
             self.summary.skip("already imported", count=known)
         imported_parent, params = self._imported(C, "parent_id")
@@ -459,10 +565,20 @@ class _ImportJob:
             f"(SELECT 1 FROM {staged} p WHERE p.run_id = {staged}.run_id AND p.kind = {staged}.kind "
             f"AND p.source_id = {staged}.parent_id)))"
         )
-        examples = fetch(f"SELECT source_id FROM {staged} WHERE run_id = %s AND kind = %s AND {orphan} ORDER BY seq LIMIT {EXAMPLES}", [self.run.pk, C, *params])
+        examples = fetch(
+            f"SELECT source_id FROM {staged} WHERE run_id = %s AND kind = %s AND {orphan} ORDER BY seq LIMIT {EXAMPLES}",
+            [self.run.pk, C, *params],
+        )
         if examples:
-            count = execute(f"UPDATE {staged} SET parent_id = NULL WHERE run_id = %s AND kind = %s AND {orphan}", [self.run.pk, C, *params])
-            self.summary.note("reply to a comment not in the file: kept at the top level", [f"comment {e[0]}" for e in examples], count)
+            count = execute(
+                f"UPDATE {staged} SET parent_id = NULL WHERE run_id = %s AND kind = %s AND {orphan}",
+                [self.run.pk, C, *params],
+            )
+            self.summary.note(
+                "reply to a comment not in the file: kept at the top level",
+                [f"comment {e[0]}" for e in examples],
+                count,
+            )
         for _ in range(FIX_UP_ROUNDS):
             # A join, not a lookup of the parent per reply: one pass over the run's rows.
             moved = execute(
@@ -473,7 +589,9 @@ class _ImportJob:
             )
             if not moved:
                 break
-        early = fetch(f"SELECT count(*) FROM {staged} WHERE run_id = %s AND kind = %s AND sort_at <> created_at", [self.run.pk, C])[0][0]
+        early = fetch(
+            f"SELECT count(*) FROM {staged} WHERE run_id = %s AND kind = %s AND sort_at <> created_at", [self.run.pk, C]
+        )[0][0]
         if early:
             self.summary.note("reply dated before the comment it answers: placed right after it", count=early)
         return fetch(f"SELECT count(*) FROM {staged} WHERE run_id = %s AND kind = %s", [self.run.pk, C])[0][0]
@@ -580,8 +698,9 @@ class _ImportJob:
         missing = [t for t in thread_ids if t not in found]
         if missing:
             found.update(
-                ImportedItem.objects.filter(site=self.site, source=self.source, kind=ItemKind.THREAD, source_id__in=missing)
-                .values_list("source_id", "target_id")
+                ImportedItem.objects.filter(
+                    site=self.site, source=self.source, kind=ItemKind.THREAD, source_id__in=missing
+                ).values_list("source_id", "target_id")
             )
             for source_id in missing:
                 self._remember(self.subjects, source_id, found[source_id])
@@ -598,7 +717,10 @@ class _ImportJob:
                 f"AND {condition}",
                 [self.site.pk, self.source, ItemKind.COMMENT, *params],
             )
-            found.update((source_id, _Placed(pk, subject_id, path, depth, root_id)) for source_id, pk, subject_id, path, depth, root_id in rows)
+            found.update(
+                (source_id, _Placed(pk, subject_id, path, depth, root_id))
+                for source_id, pk, subject_id, path, depth, root_id in rows
+            )
         return found
 
     def _prepare(self, nodes: list[_Node]) -> None:
@@ -626,7 +748,9 @@ class _ImportJob:
         missing = {eid: r for eid, r in wanted.items() if eid not in found}
         if missing:
             found.update(
-                ExternalIdentity.objects.filter(site=self.site, external_id__in=list(missing)).values_list("external_id", "user_id")
+                ExternalIdentity.objects.filter(site=self.site, external_id__in=list(missing)).values_list(
+                    "external_id", "user_id"
+                )
             )
             new = {eid: r for eid, r in missing.items() if eid not in found}
             if new:
@@ -643,7 +767,12 @@ class _ImportJob:
         unusable = make_password(None)
         User.objects.bulk_create(
             [
-                User(username=usernames[eid], display_name=r.author_name[:100], avatar_url=r.author_avatar[:1000], password=unusable)
+                User(
+                    username=usernames[eid],
+                    display_name=r.author_name[:100],
+                    avatar_url=r.author_avatar[:1000],
+                    password=unusable,
+                )
                 for eid, r in authors.items()
             ],
             ignore_conflicts=True,  # left by a run that failed before it wrote the identity
@@ -652,13 +781,17 @@ class _ImportJob:
         self.summary.users_created += len(authors)
         ExternalIdentity.objects.bulk_create(
             [
-                ExternalIdentity(site=self.site, external_id=eid, user_id=user_ids[usernames[eid]], email=r.author_email[:254])
+                ExternalIdentity(
+                    site=self.site, external_id=eid, user_id=user_ids[usernames[eid]], email=r.author_email[:254]
+                )
                 for eid, r in authors.items()
             ],
             ignore_conflicts=True,  # an SSO sign-in made it meanwhile: its user is read back below
         )
         return dict(
-            ExternalIdentity.objects.filter(site=self.site, external_id__in=list(authors)).values_list("external_id", "user_id")
+            ExternalIdentity.objects.filter(site=self.site, external_id__in=list(authors)).values_list(
+                "external_id", "user_id"
+            )
         )
 
     def _assign_ids(self, nodes: list[_Node]) -> None:
@@ -688,10 +821,19 @@ class _ImportJob:
             parent = node.parent
             if parent is not None and parent.node is not None:
                 batch_parent = parent.node
-                parent = _Placed(batch_parent.id, batch_parent.subject_id, batch_parent.path, batch_parent.depth, batch_parent.root_id, batch_parent)
+                parent = _Placed(
+                    batch_parent.id,
+                    batch_parent.subject_id,
+                    batch_parent.path,
+                    batch_parent.depth,
+                    batch_parent.root_id,
+                    batch_parent,
+                )
                 node.parent = parent
             if parent is not None and parent.subject_id != node.subject_id:
-                self.summary.note("reply to a comment of another thread: kept at the top level", f"comment {node.row.source_id}")
+                self.summary.note(
+                    "reply to a comment of another thread: kept at the top level", f"comment {node.row.source_id}"
+                )
                 node.parent = parent = None
             if parent is None:
                 node.path, node.depth, node.root_id = paths.encode_step(node.id), 0, None
@@ -738,9 +880,17 @@ class _ImportJob:
         subject_ids = sorted({n.subject_id for n in nodes})
         outer_roots = sorted({n.root_id for n in nodes if n.root_id is not None and n.root_id not in in_batch})
         with transaction.atomic():
-            floors = dict(Subject.objects.select_for_update().filter(pk__in=subject_ids).order_by("pk").values_list("pk", "floor_seq"))
+            floors = dict(
+                Subject.objects.select_for_update()
+                .filter(pk__in=subject_ids)
+                .order_by("pk")
+                .values_list("pk", "floor_seq")
+            )
             root_floors = dict(
-                Comment.objects.select_for_update().filter(pk__in=outer_roots).order_by("pk").values_list("pk", "reply_floor_seq")
+                Comment.objects.select_for_update()
+                .filter(pk__in=outer_roots)
+                .order_by("pk")
+                .values_list("pk", "reply_floor_seq")
             )
             pinned = self._check_pins(nodes)
             for node in nodes:
@@ -757,7 +907,9 @@ class _ImportJob:
             self._insert_rows(nodes)
             subject_table = table(Subject)
             subject_rows = [(pk, floors[pk], *subject_deltas[pk]) for pk in subject_ids]
-            for source, params in sources([("id", "bigint"), ("f", "integer"), ("c", "integer"), ("r", "integer")], subject_rows):
+            for source, params in sources(
+                [("id", "bigint"), ("f", "integer"), ("c", "integer"), ("r", "integer")], subject_rows
+            ):
                 execute(
                     f"UPDATE {subject_table} SET floor_seq = x.f, comment_count = {subject_table}.comment_count + x.c, "
                     f"root_count = {subject_table}.root_count + x.r FROM {source} WHERE {subject_table}.id = x.id",
@@ -766,7 +918,9 @@ class _ImportJob:
             comment_table = table(Comment)
             outer = sorted(set(comment_deltas) | set(root_floors))
             comment_rows = [(pk, root_floors.get(pk, -1), *comment_deltas.get(pk, (0, 0))) for pk in outer]
-            for source, params in sources([("id", "bigint"), ("f", "integer"), ("d", "integer"), ("r", "integer")], comment_rows):
+            for source, params in sources(
+                [("id", "bigint"), ("f", "integer"), ("d", "integer"), ("r", "integer")], comment_rows
+            ):
                 execute(
                     f"UPDATE {comment_table} SET reply_floor_seq = CASE WHEN x.f >= 0 THEN x.f ELSE {comment_table}.reply_floor_seq END, "
                     f"descendant_count = {comment_table}.descendant_count + x.d, reply_count = {comment_table}.reply_count + x.r "
@@ -774,7 +928,8 @@ class _ImportJob:
                     params,
                 )
             insert_rows(
-                ImportedItem, ("site_id", "source", "kind", "source_id", "target_id"),
+                ImportedItem,
+                ("site_id", "source", "kind", "source_id", "target_id"),
                 [(self.site.pk, self.source, ItemKind.COMMENT, n.row.source_id, n.id) for n in nodes],
             )
             pages_change_many(subject_ids)
@@ -786,13 +941,19 @@ class _ImportJob:
         pinned = dict(self.pinned)
         unknown = {n.subject_id for n in nodes if n.pinned and n.subject_id not in pinned}
         if unknown:
-            counts = Counter(Comment.objects.filter(subject_id__in=unknown, depth=0, pinned=True).values_list("subject_id", flat=True))
+            counts = Counter(
+                Comment.objects.filter(subject_id__in=unknown, depth=0, pinned=True).values_list(
+                    "subject_id", flat=True
+                )
+            )
             pinned.update({subject_id: counts.get(subject_id, 0) for subject_id in unknown})
         for node in nodes:
             if node.pinned:
                 if pinned[node.subject_id] >= settings.COMMENTS_PINNED_LIMIT:
                     node.pinned = False
-                    self.summary.note("pinned beyond the limit of pinned comments: not pinned", f"comment {node.row.source_id}")
+                    self.summary.note(
+                        "pinned beyond the limit of pinned comments: not pinned", f"comment {node.row.source_id}"
+                    )
                 else:
                     pinned[node.subject_id] += 1
         return pinned
@@ -800,12 +961,47 @@ class _ImportJob:
     def _insert_rows(self, nodes: list[_Node]) -> None:
         insert_rows(
             Comment,
-            ("id", "subject_id", "author_id", "reply_to_id", "root_id", "path", "depth", "floor", "status", "visibility",
-             "pinned", "featured", "like_count", "reply_count", "descendant_count", "reply_floor_seq", "created_at", "edited_at"),
+            (
+                "id",
+                "subject_id",
+                "author_id",
+                "reply_to_id",
+                "root_id",
+                "path",
+                "depth",
+                "floor",
+                "status",
+                "visibility",
+                "pinned",
+                "featured",
+                "like_count",
+                "reply_count",
+                "descendant_count",
+                "reply_floor_seq",
+                "created_at",
+                "edited_at",
+            ),
             [
-                (n.id, n.subject_id, n.author_id, n.parent.id if n.parent else None, n.root_id, n.path, n.depth, n.floor,
-                 n.status, n.row.visibility, n.pinned, n.featured, 0, n.reply_count, n.descendant_count, n.reply_floor_seq,
-                 n.row.created_at, n.row.edited_at)
+                (
+                    n.id,
+                    n.subject_id,
+                    n.author_id,
+                    n.parent.id if n.parent else None,
+                    n.root_id,
+                    n.path,
+                    n.depth,
+                    n.floor,
+                    n.status,
+                    n.row.visibility,
+                    n.pinned,
+                    n.featured,
+                    0,
+                    n.reply_count,
+                    n.descendant_count,
+                    n.reply_floor_seq,
+                    n.row.created_at,
+                    n.row.edited_at,
+                )
                 for n in nodes
             ],
         )
@@ -873,7 +1069,12 @@ def site_export(*, site: Site, format: str, out, actor: User | None = None) -> d
         "subjects": Subject.objects.filter(site=site).count(),
         "comments": Comment.objects.filter(subject__site=site).count(),
     }
-    _audit(site_id=site.pk, actor=actor, action="data_export", reason=f"{format}: {written['subjects']} subjects, {written['comments']} comments")
+    _audit(
+        site_id=site.pk,
+        actor=actor,
+        action="data_export",
+        reason=f"{format}: {written['subjects']} subjects, {written['comments']} comments",
+    )
     return written
 
 
@@ -892,8 +1093,16 @@ def _sites_of(user: User) -> list[int]:
     from moderation.models import Report, Sanction
 
     sites = set(Comment.objects.filter(author=user).values_list("subject__site_id", flat=True).distinct())
-    sites |= set(Subject.objects.filter(pk__in=Like.objects.filter(user=user).values("subject_id")).values_list("site_id", flat=True))
-    sites |= set(Subject.objects.filter(pk__in=Report.objects.filter(user=user).values("subject_id")).values_list("site_id", flat=True))
+    sites |= set(
+        Subject.objects.filter(pk__in=Like.objects.filter(user=user).values("subject_id")).values_list(
+            "site_id", flat=True
+        )
+    )
+    sites |= set(
+        Subject.objects.filter(pk__in=Report.objects.filter(user=user).values("subject_id")).values_list(
+            "site_id", flat=True
+        )
+    )
     sites |= set(Sanction.objects.filter(user=user).values_list("site_id", flat=True))
     sites |= set(ExternalIdentity.objects.filter(user=user).values_list("site_id", flat=True))
     return sorted(sites)
@@ -946,14 +1155,24 @@ def user_erase(*, user: User, actor: User | None) -> ErasureReport:
     from moderation.models import Report
 
     report.reports_removed = Report.objects.filter(user=user).delete()[0]
-    report.follows_removed = Follow.objects.filter(follower=user).delete()[0] + Follow.objects.filter(followee=user).delete()[0]
+    report.follows_removed = (
+        Follow.objects.filter(follower=user).delete()[0] + Follow.objects.filter(followee=user).delete()[0]
+    )
     identities_removed = ExternalIdentity.objects.filter(user=user).delete()[0]
     answers: Sequence[tuple[object, object]] = hooks.user_erasing.send(sender=User, user_id=user.pk)
     report.identities_removed = identities_removed + sum(removed for _, removed in answers if isinstance(removed, int))
     user.moderated_sites.clear()
     User.objects.filter(pk=user.pk).update(
-        username=f"erased-{user.pk}", first_name="", last_name="", email="", display_name="", avatar_url="",
-        password=make_password(None), is_active=False, is_staff=False, is_superuser=False,
+        username=f"erased-{user.pk}",
+        first_name="",
+        last_name="",
+        email="",
+        display_name="",
+        avatar_url="",
+        password=make_password(None),
+        is_active=False,
+        is_staff=False,
+        is_superuser=False,
     )
     summary = (
         f"user {user.pk}: {placeholders} comments kept as placeholders, {removed} removed, {report.likes_removed} likes, "
@@ -977,7 +1196,10 @@ def _likes_withdraw(user: User) -> int:
     from likes.models import Like
     from likes.services import LikeAction, like_actions_apply
 
-    rows = {c: (active, version) for c, active, version in Like.objects.filter(user=user).values_list("comment_id", "active", "version")}
+    rows = {
+        c: (active, version)
+        for c, active, version in Like.objects.filter(user=user).values_list("comment_id", "active", "version")
+    }
     liked = {c for c, (active, _) in rows.items() if active}
     touched = set(liked)
     r = state_sync.client()
@@ -1023,7 +1245,9 @@ def _comments_erase(user: User, actor: User | None) -> tuple[int, int]:
     after = 0
     while True:
         page = list(
-            Comment.objects.filter(author=user, pk__gt=after).order_by("pk").values_list("pk", "status", "subject__site_id")[:1000]
+            Comment.objects.filter(author=user, pk__gt=after)
+            .order_by("pk")
+            .values_list("pk", "status", "subject__site_id")[:1000]
         )
         if not page:
             break
@@ -1056,7 +1280,8 @@ def _remove_leaves(comment_ids: list[int]) -> int:
     while comment_ids:
         marks = ", ".join(["%s"] * len(comment_ids))
         leaves = [
-            (pk, subject_id) for pk, subject_id in fetch(
+            (pk, subject_id)
+            for pk, subject_id in fetch(
                 f"SELECT c.id, c.subject_id FROM {comment_table} c WHERE c.id IN ({marks}) "
                 f"AND NOT EXISTS (SELECT 1 FROM {comment_table} d WHERE d.subject_id = c.subject_id AND d.path > c.path "
                 f"AND d.path < c.path || %s) AND NOT EXISTS (SELECT 1 FROM {comment_table} r WHERE r.reply_to_id = c.id)",
@@ -1115,5 +1340,10 @@ def ip_addresses_scrub(*, older_than_days: int | None = None) -> int:
     for subject_id, site_id in Subject.objects.filter(pk__in=list(scrubbed)).values_list("pk", "site_id"):
         by_site[site_id] += scrubbed[subject_id]
     for site_id, count in sorted(by_site.items()):
-        _audit(site_id=site_id, actor=None, action="ip_retention", reason=f"IP addresses and user agents of {count} comments older than {days} days removed")
+        _audit(
+            site_id=site_id,
+            actor=None,
+            action="ip_retention",
+            reason=f"IP addresses and user agents of {count} comments older than {days} days removed",
+        )
     return sum(scrubbed.values())

@@ -76,8 +76,11 @@ class _CommentFactory(factory.Factory[Comment]):
     @classmethod
     def _create(cls, model_class, *, subject, author, body, reply_to, visibility):
         return services.comment_create(
-            subject=subject, author=author, body=body,
-            reply_to_id=getattr(reply_to, "id", reply_to), visibility=visibility,
+            subject=subject,
+            author=author,
+            body=body,
+            reply_to_id=getattr(reply_to, "id", reply_to),
+            visibility=visibility,
         )
 
     @classmethod
@@ -106,7 +109,9 @@ def set_likes_many(counts: dict) -> None:
     wanted = {getattr(c, "pk", c): n for c, n in counts.items()}
     likers = _likers(max(wanted.values(), default=0))
     liked: dict[int, set[int]] = {pk: set() for pk in wanted}
-    for comment_id, user_id in Like.objects.filter(comment_id__in=wanted, active=True).values_list("comment_id", "user_id"):
+    for comment_id, user_id in Like.objects.filter(comment_id__in=wanted, active=True).values_list(
+        "comment_id", "user_id"
+    ):
         liked[comment_id].add(user_id)
     now_ms = int(time.time() * 1000)
     actions = []

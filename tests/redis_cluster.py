@@ -63,9 +63,18 @@ class LocalRedisCluster:
         for port in self.ports:
             self.start_node(port)
         subprocess.run(
-            ["redis-cli", "--cluster", "create", *(f"127.0.0.1:{p}" for p in self.ports),
-             "--cluster-replicas", str(self.replicas), "--cluster-yes"],
-            check=True, capture_output=True, timeout=WAIT_SECONDS,
+            [
+                "redis-cli",
+                "--cluster",
+                "create",
+                *(f"127.0.0.1:{p}" for p in self.ports),
+                "--cluster-replicas",
+                str(self.replicas),
+                "--cluster-yes",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=WAIT_SECONDS,
         )
         self.wait_until_ok()
         return self
@@ -75,10 +84,28 @@ class LocalRedisCluster:
         folder.mkdir(parents=True, exist_ok=True)
         log = open(folder / "redis.log", "ab")  # noqa: SIM115 - the child process's output, closed by hand below
         self.processes[port] = subprocess.Popen(
-            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-             "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000", "--dir", str(folder),
-             "--save", "", "--appendonly", "no"],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                "redis-server",
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                "1000",
+                "--dir",
+                str(folder),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         log.close()
         deadline = time.monotonic() + WAIT_SECONDS

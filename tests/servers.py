@@ -48,9 +48,23 @@ class Service:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "gunicorn"), "-c", "config/gunicorn.py", "config.wsgi",
-             "--bind", f"127.0.0.1:{self.port}", "--workers", str(self.workers), "--log-level", "warning"],
-            cwd=REPO, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            [
+                str(Path(sys.executable).parent / "gunicorn"),
+                "-c",
+                "config/gunicorn.py",
+                "config.wsgi",
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--workers",
+                str(self.workers),
+                "--log-level",
+                "warning",
+            ],
+            cwd=REPO,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         wait_until(lambda: self.request("GET", "/healthz")[0] == 200, "the service did not answer /healthz")
 

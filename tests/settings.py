@@ -32,4 +32,7 @@ STATIC_ROOT = None
 # streaming replica of the primary when scripts/test-replica names one (DATABASE_REPLICA_URLS),
 # and then the router reads through it for the whole run.
 if "replica1" not in DATABASES:
-    DATABASES["replica1"] = {**DATABASES["default"], "TEST": {**DATABASES["default"].get("TEST", {}), "MIRROR": "default"}}
+    DATABASES["replica1"] = {
+        **DATABASES["default"],
+        "TEST": {**DATABASES["default"].get("TEST", {}), "MIRROR": "default"},
+    }

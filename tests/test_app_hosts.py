@@ -34,15 +34,29 @@ LIKERS, LIKE_ACTIONS_EACH = 8, 12
 @pytest.fixture
 def two_hosts(redis_url, broker_url, tmp_path):
     env = {
-        **os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DATABASE_URL": test_database_url(),
-        "REDIS_URL": redis_url, "LIKES_REDIS_URL": redis_url, "CELERY_BROKER_URL": broker_url,
-        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or "app-hosts", "RATE_LIMITS": "off",
-        "MODERATION_BURST_LIMIT": "1000000", "LIKES_FLUSH_INTERVAL": "0.2",
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": test_database_url(),
+        "REDIS_URL": redis_url,
+        "LIKES_REDIS_URL": redis_url,
+        "CELERY_BROKER_URL": broker_url,
+        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or "app-hosts",
+        "RATE_LIMITS": "off",
+        "MODERATION_BURST_LIMIT": "1000000",
+        "LIKES_FLUSH_INTERVAL": "0.2",
     }
     hosts = [Service(env), Service(env)]
-    workers = Workers(tmp_path, redis_url, broker_url, queue=None, env={
-        "RATE_LIMITS": "off", "MODERATION_BURST_LIMIT": "1000000", "LIKES_FLUSH_INTERVAL": "0.2",
-    })
+    workers = Workers(
+        tmp_path,
+        redis_url,
+        broker_url,
+        queue=None,
+        env={
+            "RATE_LIMITS": "off",
+            "MODERATION_BURST_LIMIT": "1000000",
+            "LIKES_FLUSH_INTERVAL": "0.2",
+        },
+    )
     try:
         for host in hosts:
             host.start()
@@ -137,9 +151,7 @@ def test_two_app_hosts_and_two_workers_agree_on_posts_pages_and_likes(two_hosts)
     expected = Counter(comment_id for (_, comment_id), liked in last_action.items() if liked)
 
     def flushed() -> bool:
-        stored = Counter(
-            Like.objects.filter(comment_id__in=targets, active=True).values_list("comment_id", flat=True)
-        )
+        stored = Counter(Like.objects.filter(comment_id__in=targets, active=True).values_list("comment_id", flat=True))
         counts = dict(Comment.objects.filter(pk__in=targets).values_list("pk", "like_count"))
         return stored == expected and all(counts[c] == expected.get(c, 0) for c in targets)
 

@@ -97,12 +97,11 @@ def test_the_core_reaches_no_feature_app():
 def _module_cycles(app: str) -> list[list[str]]:
     """The cycles among ``app``'s own modules (imports inside functions included): a module
     that imports one that imports it back, however far round."""
-    modules = {
-        _module_name(path): path for path in (REPO / app).rglob("*.py") if "migrations" not in path.parts
-    }
+    modules = {_module_name(path): path for path in (REPO / app).rglob("*.py") if "migrations" not in path.parts}
     edges = {
         name: {
-            target for imported in _imports(path)
+            target
+            for imported in _imports(path)
             for target in (imported, imported.rpartition(".")[0])  # ``from . import x`` names x or a name in .
             if target in modules and target != name and not name.startswith(target + ".") and target != app
         }
@@ -114,7 +113,7 @@ def _module_cycles(app: str) -> list[list[str]]:
         state[name] = "open"
         for target in sorted(edges[name]):
             if state.get(target) == "open":
-                cycles.append(trail[trail.index(target):] + [target])
+                cycles.append(trail[trail.index(target) :] + [target])
             elif target not in state:
                 visit(target, trail + [target])
         state[name] = "done"

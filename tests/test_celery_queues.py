@@ -40,7 +40,12 @@ def test_every_task_of_every_app_is_registered_and_routed_to_a_declared_queue():
     app.loader.import_default_modules()
     declared = {queue.name for queue in settings.CELERY_TASK_QUEUES}
     found = tasks_in_source()
-    assert {"likes.flush", "moderation.recheck_queued", "notifications.drain_events", "portability.scrub_ip_addresses"} <= set(found)
+    assert {
+        "likes.flush",
+        "moderation.recheck_queued",
+        "notifications.drain_events",
+        "portability.scrub_ip_addresses",
+    } <= set(found)
     unregistered = sorted(name for name in found if name not in app.tasks)
     assert unregistered == []
     unrouted = {name: queue_of(name) for name in found if queue_of(name) not in declared}

@@ -10,8 +10,16 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PRODUCTION_PARTS = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DJANGO_SECRET_KEY", "DJANGO_DEBUG",
-                    "DJANGO_STATIC_ROOT", "LIKES_REDIS_URL", "DJANGO_SETTINGS_MODULE")
+PRODUCTION_PARTS = (
+    "DATABASE_URL",
+    "REDIS_URL",
+    "CELERY_BROKER_URL",
+    "DJANGO_SECRET_KEY",
+    "DJANGO_DEBUG",
+    "DJANGO_STATIC_ROOT",
+    "LIKES_REDIS_URL",
+    "DJANGO_SETTINGS_MODULE",
+)
 
 
 def _run(code: str, var_dir: Path, **env: str) -> subprocess.CompletedProcess:
@@ -19,7 +27,9 @@ def _run(code: str, var_dir: Path, **env: str) -> subprocess.CompletedProcess:
 
     environment = {k: v for k, v in os.environ.items() if k not in PRODUCTION_PARTS}
     environment.update(COMMENTS_VAR_DIR=str(var_dir), DJANGO_SETTINGS_MODULE="config.settings", **env)
-    return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=environment, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=environment, capture_output=True, text=True, timeout=60
+    )
 
 
 SETUP = "import django; django.setup(); from django.conf import settings; print(settings.SECRET_KEY)"
@@ -54,8 +64,11 @@ def test_the_programs_prepare_the_folders_and_a_key_that_survives_a_restart(tmp_
     key = (var_dir / "secret_key").read_text()
     assert first.stdout.strip() == key and len(key) >= 50
 
-    second = _run("import sys; sys.argv = ['manage.py', 'check']; import manage; manage.main(); "
-                  "from django.conf import settings; print(settings.SECRET_KEY)", var_dir)
+    second = _run(
+        "import sys; sys.argv = ['manage.py', 'check']; import manage; manage.main(); "
+        "from django.conf import settings; print(settings.SECRET_KEY)",
+        var_dir,
+    )
     assert second.returncode == 0, second.stderr
     assert second.stdout.strip().splitlines()[-1] == key  # the same key: sessions survive a restart
 

@@ -43,7 +43,8 @@ def test_database_url() -> str:
         # Simple options ride along as the URL's query (server_side_binding=1, sslmode=...).
         options = {
             k: (int(v) if isinstance(v, bool) else v)
-            for k, v in (db.get("OPTIONS") or {}).items() if isinstance(v, (str, int))
+            for k, v in (db.get("OPTIONS") or {}).items()
+            if isinstance(v, (str, int))
         }
         query = f"?{urlencode(options)}" if options else ""
         return f"postgres://{auth}@{host}{port}/{quote(db['NAME'], safe='')}{query}"
@@ -68,7 +69,11 @@ def _broker_url_for(redis_url: str) -> str:
 
 def _same_redis_database(a: str, b: str) -> bool:
     pa, pb = urlsplit(a), urlsplit(b)
-    return (pa.hostname, pa.port or 6379, pa.path.strip("/") or "0") == (pb.hostname, pb.port or 6379, pb.path.strip("/") or "0")
+    return (pa.hostname, pa.port or 6379, pa.path.strip("/") or "0") == (
+        pb.hostname,
+        pb.port or 6379,
+        pb.path.strip("/") or "0",
+    )
 
 
 @pytest.fixture
@@ -145,14 +150,34 @@ class Workers:
         log_path = self.tmp_path / f"{name}.log"
         log_file = open(log_path, "wb")  # noqa: SIM115 - the child process's output, closed by hand below
         command = [
-            sys.executable, "-m", *(program or ["celery"]), "-A", "config", "worker", "-B", "--pool", "solo",
-            *(["-Q", self.queue] if self.queue else []), "--without-mingle", "--without-gossip", "--loglevel", "info", "-s", str(self.tmp_path / f"{name}-beat-schedule"),
-            "-n", f"{name}@%h",
+            sys.executable,
+            "-m",
+            *(program or ["celery"]),
+            "-A",
+            "config",
+            "worker",
+            "-B",
+            "--pool",
+            "solo",
+            *(["-Q", self.queue] if self.queue else []),
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel",
+            "info",
+            "-s",
+            str(self.tmp_path / f"{name}-beat-schedule"),
+            "-n",
+            f"{name}@%h",
         ]
         try:
             process = subprocess.Popen(
-                command, cwd=REPO, env={**self.environment, **(env or {})}, stdin=subprocess.DEVNULL, stdout=log_file,
-                stderr=subprocess.STDOUT, start_new_session=True,
+                command,
+                cwd=REPO,
+                env={**self.environment, **(env or {})},
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         except BaseException:
             log_file.close()

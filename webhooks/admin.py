@@ -40,7 +40,9 @@ class EndpointAdmin(admin.ModelAdmin):
             obj.save()
             return
         data = form.cleaned_data
-        obj.pk = services.endpoint_create(site=data["site"], url=data["url"], events=data["events"], description=data["description"]).pk
+        obj.pk = services.endpoint_create(
+            site=data["site"], url=data["url"], events=data["events"], description=data["description"]
+        ).pk
         obj.active = data["active"]
         if not obj.active:
             Endpoint.objects.filter(pk=obj.pk).update(active=False)
@@ -48,7 +50,16 @@ class EndpointAdmin(admin.ModelAdmin):
 
 @admin.register(Delivery)
 class DeliveryAdmin(admin.ModelAdmin):
-    list_display = ("id", "event_type", "endpoint", "state", "attempts", "response_code", "last_attempt_at", "next_attempt_at")
+    list_display = (
+        "id",
+        "event_type",
+        "endpoint",
+        "state",
+        "attempts",
+        "response_code",
+        "last_attempt_at",
+        "next_attempt_at",
+    )
     list_filter = ("state", "event_type", "endpoint__site")
     search_fields = ("event_id", "endpoint__url")
     list_select_related = ("endpoint",)

@@ -30,10 +30,18 @@ class Event:
         return cls(f"evt_{uuid.uuid4().hex}", type_, int(target_id), time.time(), **fields)
 
     def text(self) -> str:
-        return json.dumps({
-            "id": self.id, "type": self.type, "target": self.target_id, "at": self.at,
-            "from": self.from_status, "to": self.to_status, "actor": self.actor_id,
-        }, separators=(",", ":"))
+        return json.dumps(
+            {
+                "id": self.id,
+                "type": self.type,
+                "target": self.target_id,
+                "at": self.at,
+                "from": self.from_status,
+                "to": self.to_status,
+                "actor": self.actor_id,
+            },
+            separators=(",", ":"),
+        )
 
     @classmethod
     def parse(cls, text: object) -> Event | None:
@@ -47,6 +55,8 @@ class Event:
                 return None
             if actor is not None and (not isinstance(actor, int) or isinstance(actor, bool)):
                 return None
-            return cls(d["id"][:64], d["type"], target, float(at), str(d.get("from") or ""), str(d.get("to") or ""), actor)
+            return cls(
+                d["id"][:64], d["type"], target, float(at), str(d.get("from") or ""), str(d.get("to") or ""), actor
+            )
         except (ValueError, KeyError, TypeError):
             return None

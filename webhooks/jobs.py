@@ -54,7 +54,10 @@ def events_drain() -> list[int]:
         return len(entries)
 
     live.stream_drain(
-        EVENTS_STREAM, handle, batch=EVENTS_BATCH,
-        reclaim_seconds=settings.WEBHOOKS_EVENTS_RECLAIM, max_seconds=EVENTS_MAX_SECONDS,
+        EVENTS_STREAM,
+        handle,
+        batch=EVENTS_BATCH,
+        reclaim_seconds=settings.WEBHOOKS_EVENTS_RECLAIM,
+        max_seconds=EVENTS_MAX_SECONDS,
     )
     return created

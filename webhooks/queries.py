@@ -48,14 +48,21 @@ def event_body(event: Event) -> str | None:
     comment = Comment.objects.select_related("subject__site", "author").filter(pk=comment_id).first()
     if comment is None:
         return None
-    data: dict[str, object] = {"site": comment.subject.site.key, "subject": _subject_data(comment), "comment": _comment_data(comment)}
+    data: dict[str, object] = {
+        "site": comment.subject.site.key,
+        "subject": _subject_data(comment),
+        "comment": _comment_data(comment),
+    }
     if event.type == EventType.COMMENT_STATUS_CHANGED:
         actor = User.objects.filter(pk=event.actor_id).first() if event.actor_id else None
         data.update(from_status=event.from_status, to_status=event.to_status, actor=present_user(actor))
     if report is not None:
         data["report"] = {
-            "id": report.pk, "reason": report.reason, "detail": report.detail,
-            "reporter": present_user(report.user), "created_at": report.created_at,
+            "id": report.pk,
+            "reason": report.reason,
+            "detail": report.detail,
+            "reporter": present_user(report.user),
+            "created_at": report.created_at,
         }
     envelope = {"type": event.type, "timestamp": datetime.fromtimestamp(event.at, tz=UTC), "data": data}
     return dumps(envelope).decode()
@@ -88,8 +95,10 @@ def site_endpoints(site_id: int) -> list[Endpoint]:
 def recent_deliveries(site_id: int, *, limit: int = RECENT_DELIVERIES) -> list[Delivery]:
     """The site's latest deliveries, newest first, with their endpoints (one query)."""
     return list(
-        Delivery.objects.filter(endpoint__site_id=site_id).select_related("endpoint")
-        .defer("body").order_by("-pk")[:limit]
+        Delivery.objects.filter(endpoint__site_id=site_id)
+        .select_related("endpoint")
+        .defer("body")
+        .order_by("-pk")[:limit]
     )
 
 
@@ -105,5 +114,6 @@ def deliveries_due(*, now: datetime | None = None, limit: int = 500) -> list[int
     """Pending deliveries whose attempt is due, the longest waiting first."""
     return list(
         Delivery.objects.filter(state=DeliveryState.PENDING, next_attempt_at__lte=now or django_timezone.now())
-        .order_by("next_attempt_at").values_list("pk", flat=True)[:limit]
+        .order_by("next_attempt_at")
+        .values_list("pk", flat=True)[:limit]
     )

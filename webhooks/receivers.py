@@ -21,8 +21,18 @@ def comment_edited(sender, *, comment_id: int, **kwargs) -> None:
     _hand_on(Event.new(EventType.COMMENT_UPDATED, comment_id))
 
 
-def comment_status_changed(sender, *, comment_id: int, from_status: str, to_status: str, actor_id: int | None = None, **kwargs) -> None:
-    _hand_on(Event.new(EventType.COMMENT_STATUS_CHANGED, comment_id, from_status=from_status, to_status=to_status, actor_id=actor_id))
+def comment_status_changed(
+    sender, *, comment_id: int, from_status: str, to_status: str, actor_id: int | None = None, **kwargs
+) -> None:
+    _hand_on(
+        Event.new(
+            EventType.COMMENT_STATUS_CHANGED,
+            comment_id,
+            from_status=from_status,
+            to_status=to_status,
+            actor_id=actor_id,
+        )
+    )
 
 
 def report_created(sender, *, report_id: int, **kwargs) -> None:

@@ -43,9 +43,16 @@ def _excerpt(stream) -> str:
 
 
 def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> Answer:
-    request = urllib.request.Request(url, data=body, method="POST", headers={
-        **headers, "Content-Type": "application/json", "User-Agent": "comments-webhooks/1",
-    })
+    request = urllib.request.Request(
+        url,
+        data=body,
+        method="POST",
+        headers={
+            **headers,
+            "Content-Type": "application/json",
+            "User-Agent": "comments-webhooks/1",
+        },
+    )
     try:
         with _opener.open(request, timeout=timeout) as response:
             return Answer(response.status, _excerpt(response))
@@ -56,6 +63,8 @@ def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> A
         return Answer(None, error="timeout")
     except urllib.error.URLError as exc:
         reason = exc.reason
-        return Answer(None, error="timeout" if isinstance(reason, (TimeoutError, socket.timeout)) else str(reason)[:200])
+        return Answer(
+            None, error="timeout" if isinstance(reason, (TimeoutError, socket.timeout)) else str(reason)[:200]
+        )
     except (OSError, ValueError, http.client.HTTPException) as exc:  # reset mid-answer, a malformed answer, ...
         return Answer(None, error=(str(exc) or type(exc).__name__)[:200])

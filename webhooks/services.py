@@ -32,9 +32,13 @@ def endpoint_url_check(url: str) -> str:
     except ValueError:
         raise InvalidInput("Not a valid URL.", fields={"url": ["Not a valid URL."]}) from None
     if parts.scheme not in ("http", "https") or not parts.hostname or len(url) > 2000:
-        raise InvalidInput("An endpoint's URL must be an http or https URL.", fields={"url": ["Use an http:// or https:// URL."]})
+        raise InvalidInput(
+            "An endpoint's URL must be an http or https URL.", fields={"url": ["Use an http:// or https:// URL."]}
+        )
     if parts.username or parts.password:
-        raise InvalidInput("An endpoint's URL may not hold credentials.", fields={"url": ["No user or password in the URL."]})
+        raise InvalidInput(
+            "An endpoint's URL may not hold credentials.", fields={"url": ["No user or password in the URL."]}
+        )
     return url
 
 
@@ -46,13 +50,18 @@ def endpoint_events_check(events) -> list[str]:
     return [e for e in EventType.values if e in events]
 
 
-def endpoint_create(*, site: Site, url: str, events: list[str], description: str = "", secret: str | None = None) -> Endpoint:
+def endpoint_create(
+    *, site: Site, url: str, events: list[str], description: str = "", secret: str | None = None
+) -> Endpoint:
     """A new endpoint of ``site``, with a new secret unless one is given (``whsec_…``)."""
     if secret is not None and not secret.startswith(signing.PREFIX):
         raise InvalidInput("A secret starts with whsec_.", fields={"secret": ["Starts with whsec_."]})
     return Endpoint.objects.create(
-        site=site, url=endpoint_url_check(url), events=endpoint_events_check(events),
-        description=description[:200], secret=secret or signing.secret_new(),
+        site=site,
+        url=endpoint_url_check(url),
+        events=endpoint_events_check(events),
+        description=description[:200],
+        secret=secret or signing.secret_new(),
     )
 
 
@@ -71,16 +80,23 @@ def deliveries_create(*, event: Event) -> list[int]:
     with transaction.atomic():
         Delivery.objects.bulk_create(
             [
-                Delivery(endpoint=e, event_id=event.id, event_type=event.type, body=body,
-                         chain_started_at=now, next_attempt_at=now)
+                Delivery(
+                    endpoint=e,
+                    event_id=event.id,
+                    event_type=event.type,
+                    body=body,
+                    chain_started_at=now,
+                    next_attempt_at=now,
+                )
                 for e in endpoints
             ],
             ignore_conflicts=True,
         )
         # ``ignore_conflicts`` leaves no ids: those written now are the untried ones created now.
         return list(
-            Delivery.objects.filter(event_id=event.id, endpoint__in=endpoints, attempts=0, created_at__gte=now)
-            .values_list("pk", flat=True)
+            Delivery.objects.filter(
+                event_id=event.id, endpoint__in=endpoints, attempts=0, created_at__gte=now
+            ).values_list("pk", flat=True)
         )
 
 
@@ -105,8 +121,9 @@ def _claim(delivery_id: int, now: datetime) -> bool:
     dies before writing the outcome."""
     lapse = now + timedelta(seconds=claim_seconds())
     return bool(
-        Delivery.objects.filter(pk=delivery_id, state=DeliveryState.PENDING, next_attempt_at__lte=now)
-        .update(next_attempt_at=lapse)
+        Delivery.objects.filter(pk=delivery_id, state=DeliveryState.PENDING, next_attempt_at__lte=now).update(
+            next_attempt_at=lapse
+        )
     )
 
 
@@ -123,7 +140,9 @@ def delivery_attempt(*, delivery_id: int, now: datetime | None = None) -> str | 
     endpoint = delivery.endpoint
     body = delivery.body.encode()
     answer = sending.post(
-        endpoint.url, body, signing.headers(endpoint.secret, delivery.event_id, int(time.time()), body),
+        endpoint.url,
+        body,
+        signing.headers(endpoint.secret, delivery.event_id, int(time.time()), body),
         timeout=settings.WEBHOOKS_TIMEOUT,
     )
     attempts = delivery.attempts + 1
@@ -131,11 +150,18 @@ def delivery_attempt(*, delivery_id: int, now: datetime | None = None) -> str | 
         state, next_at = DeliveryState.DELIVERED, None
     else:
         next_at = now + timedelta(seconds=retry_delay(attempts))
-        gave_up = next_at > delivery.chain_started_at + timedelta(seconds=settings.WEBHOOKS_RETRY_FOR) or not endpoint.active
+        gave_up = (
+            next_at > delivery.chain_started_at + timedelta(seconds=settings.WEBHOOKS_RETRY_FOR) or not endpoint.active
+        )
         state, next_at = (DeliveryState.FAILED, None) if gave_up else (DeliveryState.PENDING, next_at)
     Delivery.objects.filter(pk=delivery_id).update(
-        state=state, attempts=attempts, next_attempt_at=next_at, last_attempt_at=now,
-        response_code=answer.code, response_excerpt=answer.excerpt, error=answer.error,
+        state=state,
+        attempts=attempts,
+        next_attempt_at=next_at,
+        last_attempt_at=now,
+        response_code=answer.code,
+        response_excerpt=answer.excerpt,
+        error=answer.error,
     )
     return state
 
@@ -145,5 +171,6 @@ def delivery_redeliver(*, delivery: Delivery) -> None:
     now, with a day of retries of its own. The same body and ``webhook-id``: a receiver that
     already has it knows it."""
     now = timezone.now()
-    Delivery.objects.filter(pk=delivery.pk).update(state=DeliveryState.PENDING, chain_started_at=now, next_attempt_at=now)
-
+    Delivery.objects.filter(pk=delivery.pk).update(
+        state=DeliveryState.PENDING, chain_started_at=now, next_attempt_at=now
+    )

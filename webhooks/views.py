@@ -35,8 +35,12 @@ def endpoints(request: ConsoleRequest) -> HttpResponse:
         return form_error(request, form)
     site = _moderated_site(request, form.cleaned_data["site"] or None)
     return site_page(
-        request, "webhooks/endpoints.html", "webhooks", site.key,
-        endpoints=queries.site_endpoints(site.pk), deliveries=queries.recent_deliveries(site.pk),
+        request,
+        "webhooks/endpoints.html",
+        "webhooks",
+        site.key,
+        endpoints=queries.site_endpoints(site.pk),
+        deliveries=queries.recent_deliveries(site.pk),
     )
 
 
@@ -47,4 +51,6 @@ def delivery_redeliver(request: ConsoleRequest, delivery_id: int) -> HttpRespons
     delivery = queries.delivery_of_site(delivery_id, site.pk)
     tasks.redeliver([delivery])
     messages.success(request, _("The delivery is on its way again."))
-    return redirect(safe_next(request, request.POST.get("next"), console_url("console-webhooks:endpoints", site=site.key)))
+    return redirect(
+        safe_next(request, request.POST.get("next"), console_url("console-webhooks:endpoints", site=site.key))
+    )

@@ -18,8 +18,10 @@ class SignInAdapter(DefaultSocialAccountAdapter):
         """The configured providers (ACCOUNTS_OIDC_PROVIDERS), never SocialApp rows."""
         apps = providers.social_apps()
         return [
-            app for app in apps
-            if (provider is None or provider in (app.provider, app.provider_id)) and (client_id is None or app.client_id == client_id)
+            app
+            for app in apps
+            if (provider is None or provider in (app.provider, app.provider_id))
+            and (client_id is None or app.client_id == client_id)
         ]
 
     def pre_social_login(self, request, sociallogin):

@@ -27,7 +27,11 @@ class HandoffView(ApiView):
     # Not throttled: the frame asks every few seconds while its window is out of reach, and a
     # secret of 32 random bytes is not guessed by asking often.
 
-    @extend_schema(request=HandoffIn, responses={200: HandoffOut, 204: None, **error_responses(400, 401)}, summary="Take a provider's sign-in")
+    @extend_schema(
+        request=HandoffIn,
+        responses={200: HandoffOut, 204: None, **error_responses(400, 401)},
+        summary="Take a provider's sign-in",
+    )
     def post(self, request):
         """The sign-in a provider's window kept for the SHA-256 of ``secret`` (the ``handoff``
         the frame gave the window): a bearer token, once. 204 while none waits (the frame asks

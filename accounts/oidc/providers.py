@@ -78,7 +78,9 @@ def social_apps(key: str | None = None) -> list:
             app = SocialApp(provider="github", name=config["name"], settings={"oauth_pkce_enabled": True})
         else:
             app = SocialApp(
-                provider="openid_connect", provider_id=each, name=config["name"],
+                provider="openid_connect",
+                provider_id=each,
+                name=config["name"],
                 settings={"server_url": config["discovery_url"], "oauth_pkce_enabled": True},
             )
         app.client_id, app.secret = config["client_id"], config.get("secret", "")

@@ -23,7 +23,14 @@ HANDOFF_SECONDS = 300
 
 
 def oidc_sign_in(
-    *, site: Site, provider: str, uid: str, name: str, verified_emails: list[str], extra_data: dict, picture: str = "",
+    *,
+    site: Site,
+    provider: str,
+    uid: str,
+    name: str,
+    verified_emails: list[str],
+    extra_data: dict,
+    picture: str = "",
 ) -> tuple[str, ApiToken, User]:
     """Sign the reader whose account at ``provider`` is ``uid`` in to ``site``, which must
     offer that provider. The account's local user is made on its first sign-in, named
@@ -56,14 +63,23 @@ def user_verified_by(emails: list[str]) -> User | None:
     that vouched for it when it made the user (the only way a provider's user has an email)."""
     if not emails:
         return None
-    account = EmailAccount.objects.select_related("user").filter(email__in=emails, user__is_active=True).order_by("pk").first()
+    account = (
+        EmailAccount.objects.select_related("user")
+        .filter(email__in=emails, user__is_active=True)
+        .order_by("pk")
+        .first()
+    )
     if account is not None:
         return account.user
     return User.objects.filter(email__in=emails, is_active=True, socialaccount__isnull=False).order_by("pk").first()
 
 
 def _new_user(name: str, verified_emails: list[str]) -> User:
-    user = User(username=f"oidc-{secrets.token_hex(12)}", display_name=name[:100], email=verified_emails[0] if verified_emails else "")
+    user = User(
+        username=f"oidc-{secrets.token_hex(12)}",
+        display_name=name[:100],
+        email=verified_emails[0] if verified_emails else "",
+    )
     user.set_unusable_password()
     user.save()
     return user
@@ -83,7 +99,12 @@ def handoff_keep(*, handoff_hash: str, token: ApiToken, via: str, via_label: str
     SignInHandoff.objects.filter(expires_at__lte=now).delete()
     handoff, _ = SignInHandoff.objects.update_or_create(
         handoff_hash=handoff_hash,
-        defaults={"token": token, "via": via, "via_label": via_label[:100], "expires_at": now + timedelta(seconds=HANDOFF_SECONDS)},
+        defaults={
+            "token": token,
+            "via": via,
+            "via_label": via_label[:100],
+            "expires_at": now + timedelta(seconds=HANDOFF_SECONDS),
+        },
     )
     return handoff
 
@@ -94,8 +115,10 @@ def handoff_take(*, secret: str) -> tuple[str, ApiToken, SignInHandoff] | None:
     while none waits (not yet, taken already, or past its time)."""
     with transaction.atomic():
         handoff = (
-            SignInHandoff.objects.select_for_update(of=("self",)).select_related("token__user", "token__site")
-            .filter(handoff_hash=hashlib.sha256(secret.encode()).hexdigest(), expires_at__gt=timezone.now()).first()
+            SignInHandoff.objects.select_for_update(of=("self",))
+            .select_related("token__user", "token__site")
+            .filter(handoff_hash=hashlib.sha256(secret.encode()).hexdigest(), expires_at__gt=timezone.now())
+            .first()
         )
         if handoff is None:
             return None

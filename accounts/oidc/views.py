@@ -41,7 +41,9 @@ def start(request: HttpRequest, provider: str) -> HttpResponse:
         if providers.is_openid_connect(provider):
             auth_params["nonce"] = nonce
         response = app_provider.redirect(
-            request, "login", data={"site": site.key, "lang": lang, "nonce": nonce, "handoff": providers.handoff_of(request)},
+            request,
+            "login",
+            data={"site": site.key, "lang": lang, "nonce": nonce, "handoff": providers.handoff_of(request)},
             auth_params=auth_params,
         )
     except (RequestException, OAuth2Error):  # its discovery document did not come
@@ -90,8 +92,12 @@ def finish(request: HttpRequest, sociallogin) -> HttpResponse:
         if providers.is_openid_connect(key):
             _check_nonce(sociallogin, expected=data.get("nonce") or "")
         raw, token, _ = services.oidc_sign_in(
-            site=queries.site_by_key(data["site"]), provider=key, uid=sociallogin.account.uid,
-            name=_name(sociallogin), verified_emails=_verified_emails(sociallogin), extra_data=sociallogin.account.extra_data,
+            site=queries.site_by_key(data["site"]),
+            provider=key,
+            uid=sociallogin.account.uid,
+            name=_name(sociallogin),
+            verified_emails=_verified_emails(sociallogin),
+            extra_data=sociallogin.account.extra_data,
             picture=_picture(sociallogin),
         )
     except CommentsError as exc:
@@ -103,7 +109,14 @@ def finish(request: HttpRequest, sociallogin) -> HttpResponse:
     if data.get("handoff"):
         services.handoff_keep(handoff_hash=data["handoff"], token=token, via=key, via_label=via_label)
     return signed_in_page(
-        request, raw=raw, token=token, site=token.site, via=key, via_label=via_label, lang=lang, handoff=bool(data.get("handoff")),
+        request,
+        raw=raw,
+        token=token,
+        site=token.site,
+        via=key,
+        via_label=via_label,
+        lang=lang,
+        handoff=bool(data.get("handoff")),
     )
 
 
@@ -117,7 +130,9 @@ def _check_nonce(sociallogin, *, expected: str) -> None:
 
 
 def _verified_emails(sociallogin) -> list[str]:
-    return sorted({address.email.strip().lower() for address in sociallogin.email_addresses if address.verified and address.email})
+    return sorted(
+        {address.email.strip().lower() for address in sociallogin.email_addresses if address.verified and address.email}
+    )
 
 
 def _picture(sociallogin) -> str:
@@ -146,13 +161,21 @@ def failure(request: HttpRequest, exc: CommentsError | None, *, provider: str, l
         if exc is None:
             message = gettext("Comments are unavailable for a moment. Please try again shortly.")
         elif isinstance(exc, SignInRefused):
-            message = gettext("You did not let %(provider)s sign you in, so nobody was signed in. Close this window, or sign in again from the comments.") % {"provider": name}
+            message = gettext(
+                "You did not let %(provider)s sign you in, so nobody was signed in. Close this window, or sign in again from the comments."
+            ) % {"provider": name}
         elif isinstance(exc, SignInUnchecked):
-            message = gettext("This sign-in could not be checked: it expired, or it did not start in this window. Nobody was signed in. Please sign in again from the comments.")
+            message = gettext(
+                "This sign-in could not be checked: it expired, or it did not start in this window. Nobody was signed in. Please sign in again from the comments."
+            )
         elif isinstance(exc, ProviderUnavailable):
-            message = gettext("%(provider)s cannot be reached right now. Please try again shortly.") % {"provider": name}
+            message = gettext("%(provider)s cannot be reached right now. Please try again shortly.") % {
+                "provider": name
+            }
         elif isinstance(exc, ProviderFailed):
-            message = gettext("%(provider)s could not sign you in, so nobody was signed in. Please try again.") % {"provider": name}
+            message = gettext("%(provider)s could not sign you in, so nobody was signed in. Please try again.") % {
+                "provider": name
+            }
         elif isinstance(exc, AccountClosed):
             message = gettext("This account is closed.")
         elif isinstance(exc, NotFound):

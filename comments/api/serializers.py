@@ -102,7 +102,9 @@ class UserOut(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     avatar = serializers.CharField(allow_null=True)
-    guest = serializers.BooleanField(required=False, help_text="true for a guest (no account); absent for everyone else")
+    guest = serializers.BooleanField(
+        required=False, help_text="true for a guest (no account); absent for everyone else"
+    )
 
 
 class TokenOut(serializers.Serializer):
@@ -192,7 +194,3 @@ class ErrorDetailOut(serializers.Serializer):
 
 class ErrorOut(serializers.Serializer):
     error = ErrorDetailOut()
-
-
-
-

@@ -134,7 +134,9 @@ class TokenView(ApiView):
     def get_throttles(self):
         return throttles("login")
 
-    @extend_schema(request=s.TokenIn, responses={200: s.TokenOut, **error_responses(400, 401)}, summary="Log in with a password")
+    @extend_schema(
+        request=s.TokenIn, responses={200: s.TokenOut, **error_responses(400, 401)}, summary="Log in with a password"
+    )
     def post(self, request):
         """Exchange a local user's username and password for a bearer token
         (``Authorization: Bearer <token>``, valid ``COMMENTS_TOKEN_TTL`` seconds) and the user.
@@ -152,7 +154,11 @@ class SsoView(ApiView):
     def get_throttles(self):
         return throttles("login")
 
-    @extend_schema(request=s.SsoIn, responses={200: s.TokenOut, **error_responses(400, 401)}, summary="Sign in with a host site's SSO payload")
+    @extend_schema(
+        request=s.SsoIn,
+        responses={200: s.TokenOut, **error_responses(400, 401)},
+        summary="Sign in with a host site's SSO payload",
+    )
     def post(self, request):
         """Sign a host site's reader in: ``payload`` is ``<b64>.<sig>``, the base64url of the JSON
         claims ``{id, name, email?, avatar?, exp}`` and the hex HMAC-SHA256 of that text with the
@@ -188,13 +194,19 @@ class MeView(ApiView):
 
 
 class SiteSigninView(ApiView):
-    @extend_schema(responses={200: s.SiteSigninOut, **error_responses(404)}, summary="How readers may sign in to a site")
+    @extend_schema(
+        responses={200: s.SiteSigninOut, **error_responses(404)}, summary="How readers may sign in to a site"
+    )
     def get(self, request, site_key: str):
         """The sign-in methods the site allows: its host's SSO, a link by email, OpenID Connect
         providers, guest comments. Public: the widget asks it which buttons to show."""
         return Response(queries.site_signin(queries.site_by_key(site_key)))
 
-    @extend_schema(request=s.SiteSigninIn, responses={200: s.SiteSigninOut, **error_responses(400, 401, 403, 404)}, summary="Change how readers may sign in (moderators)")
+    @extend_schema(
+        request=s.SiteSigninIn,
+        responses={200: s.SiteSigninOut, **error_responses(400, 401, 403, 404)},
+        summary="Change how readers may sign in (moderators)",
+    )
     def patch(self, request, site_key: str):
         """A site moderator turns sign-in methods on or off; what is left out stays as it is."""
         if not request.user.is_authenticated:
@@ -210,18 +222,28 @@ class SiteSigninView(ApiView):
 class SubjectsView(ApiView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=s.SubjectIn, responses={200: s.SubjectOut, 201: s.SubjectOut, **error_responses(400, 401, 404)}, summary="Get or create a subject")
+    @extend_schema(
+        request=s.SubjectIn,
+        responses={200: s.SubjectOut, 201: s.SubjectOut, **error_responses(400, 401, 404)},
+        summary="Get or create a subject",
+    )
     def post(self, request):
         """Create the subject a site calls ``key`` (the host's own name for the page, such as
         ``article:42``), or return it when it exists: 201 when created, 200 when found."""
         data = validated(s.SubjectIn, request.data)
         site = queries.site_by_key(data["site"])
-        subject, created = services.subject_get_or_create(site=site, key=data["key"], title=data["title"], url=data["url"])
+        subject, created = services.subject_get_or_create(
+            site=site, key=data["key"], title=data["title"], url=data["url"]
+        )
         return Response(subject_out(subject), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class SubjectLookupView(ApiView):
-    @extend_schema(parameters=[s.SubjectLookupParams], responses={200: s.SubjectOut, **error_responses(400, 404)}, summary="Find a subject by site and key")
+    @extend_schema(
+        parameters=[s.SubjectLookupParams],
+        responses={200: s.SubjectOut, **error_responses(400, 404)},
+        summary="Find a subject by site and key",
+    )
     def get(self, request):
         """The subject a site calls ``key``, or 404: how a host finds the id of a page's
         discussion."""
@@ -237,7 +259,11 @@ class SubjectDetailView(ApiView):
         subject, _ = queries.subject_for_viewer(subject_id, request.user)
         return Response(subject_out(subject))
 
-    @extend_schema(request=s.SubjectPatchIn, responses={200: s.SubjectOut, **error_responses(400, 401, 403, 404)}, summary="Change mode, state or title (moderators)")
+    @extend_schema(
+        request=s.SubjectPatchIn,
+        responses={200: s.SubjectOut, **error_responses(400, 401, 403, 404)},
+        summary="Change mode, state or title (moderators)",
+    )
     def patch(self, request, subject_id: int):
         """A site moderator switches the display mode (a view over the same rows: nothing moves),
         closes or reopens the discussion, or renames it."""
@@ -253,7 +279,9 @@ class CountsView(ApiView):
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "site", str, required=False,
+                "site",
+                str,
+                required=False,
                 description="the site's key; left out, the site whose allowed origins hold the request's Origin",
             ),
             OpenApiParameter("key", str, many=True, required=True, description="1 to 100 subject keys"),
@@ -310,7 +338,9 @@ class SubjectCommentsView(ApiView):
         # permissions, content negotiation), which costs more than the rest of the answer.
         # Anything else, and any doubt, takes the usual road.
         if request.method == "GET" and _anonymous_json_reader(request):
-            hot = queries.hot_list_page(kwargs["subject_id"], request.META.get("QUERY_STRING", ""), gzip=accepts_gzip(request))
+            hot = queries.hot_list_page(
+                kwargs["subject_id"], request.META.get("QUERY_STRING", ""), gzip=accepts_gzip(request)
+            )
             if hot is not None:
                 # What DRF's answer says too: its methods, and that a session cookie would
                 # change it (the session middleware says so once authentication read the session).
@@ -320,7 +350,11 @@ class SubjectCommentsView(ApiView):
                 return response
         return super().dispatch(request, *args, **kwargs)
 
-    @extend_schema(parameters=[s.CommentListParams], responses={200: s.CommentPageOut, **error_responses(400, 404)}, summary="List a subject's comments in a display mode")
+    @extend_schema(
+        parameters=[s.CommentListParams],
+        responses={200: s.CommentPageOut, **error_responses(400, 404)},
+        summary="List a subject's comments in a display mode",
+    )
     def get(self, request, subject_id: int):
         """A page of the subject's comments in a display mode: ``two_level`` (top-level comments,
         pinned first, then hot, new or old, each with up to ``replies`` of its hottest replies),
@@ -329,12 +363,22 @@ class SubjectCommentsView(ApiView):
         query_string = request.META.get("QUERY_STRING", "")
         params = query_params(request, s.CommentListParams)
         read = queries.list_comments_json(
-            subject_id, request.user, mode=params.get("mode"), sort=params.get("sort"), limit=params["limit"],
-            cursor=params.get("cursor"), replies=params["replies"], query_string=query_string,
+            subject_id,
+            request.user,
+            mode=params.get("mode"),
+            sort=params.get("sort"),
+            limit=params["limit"],
+            cursor=params.get("cursor"),
+            replies=params["replies"],
+            query_string=query_string,
         )
         return stale_marked(json_bytes_response(read.entry), read.stale)
 
-    @extend_schema(request=s.CommentIn, responses={201: s.CommentOut, **error_responses(400, 401, 403, 404)}, summary="Post a comment or a reply")
+    @extend_schema(
+        request=s.CommentIn,
+        responses={201: s.CommentOut, **error_responses(400, 401, 403, 404)},
+        summary="Post a comment or a reply",
+    )
     def post(self, request, subject_id: int):
         """Post a comment, or with ``reply_to_id`` a reply, as the signed-in user. The checks come
         first: a ban refuses (403 ``banned``), a blocked word refuses (400 ``content_blocked``);
@@ -345,9 +389,14 @@ class SubjectCommentsView(ApiView):
         data = validated(s.CommentIn, request.data)
         subject, viewer = queries.subject_for_viewer(subject_id, request.user)
         comment = services.comment_create(
-            subject=subject, author=request.user, body=data["body"], reply_to_id=data.get("reply_to_id"),
-            visibility=data["visibility"], author_ip=client_ip(request),
-            user_agent=request.META.get("HTTP_USER_AGENT", ""), viewer=viewer,
+            subject=subject,
+            author=request.user,
+            body=data["body"],
+            reply_to_id=data.get("reply_to_id"),
+            visibility=data["visibility"],
+            author_ip=client_ip(request),
+            user_agent=request.META.get("HTTP_USER_AGENT", ""),
+            viewer=viewer,
         )
         return Response(queries.present_new_comment(comment, viewer), status=status.HTTP_201_CREATED)
 
@@ -359,7 +408,11 @@ class CommentDetailView(ApiView):
         comment, viewer = queries.comment_for_viewer(comment_id, request.user)
         return Response(queries.present_comments([comment], viewer)[comment.pk])
 
-    @extend_schema(request=s.CommentPatchIn, responses={200: s.CommentOut, **error_responses(400, 401, 403, 404)}, summary="Edit within the edit window (author)")
+    @extend_schema(
+        request=s.CommentPatchIn,
+        responses={200: s.CommentOut, **error_responses(400, 401, 403, 404)},
+        summary="Edit within the edit window (author)",
+    )
     def patch(self, request, comment_id: int):
         """The author changes the body within ``COMMENTS_EDIT_WINDOW`` seconds of posting; sets
         ``edited_at``, and the new text is checked again."""
@@ -383,18 +436,29 @@ class CommentDetailView(ApiView):
 
 
 class CommentRepliesView(ApiView):
-    @extend_schema(parameters=[s.ReplyListParams], responses={200: s.PlainCommentPageOut, **error_responses(400, 404)}, summary="Every reply in a top-level comment's thread")
+    @extend_schema(
+        parameters=[s.ReplyListParams],
+        responses={200: s.PlainCommentPageOut, **error_responses(400, 404)},
+        summary="Every reply in a top-level comment's thread",
+    )
     def get(self, request, comment_id: int):
         """List 2 of two-level mode: every reply in the thread of top-level comment ``{id}``, at any
         depth, each with the comment it answers; oldest first unless sorted. 400 for a reply's
         id."""
         params = query_params(request, s.ReplyListParams)
         comment, viewer = queries.comment_for_viewer(comment_id, request.user)
-        return _page(queries.list_replies(comment, viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor")))
+        return _page(
+            queries.list_replies(
+                comment, viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor")
+            )
+        )
 
 
 class CommentChainView(ApiView):
-    @extend_schema(responses={200: s.ChainOut, **error_responses(404)}, summary="The chain from the top-level comment down to this one")
+    @extend_schema(
+        responses={200: s.ChainOut, **error_responses(404)},
+        summary="The chain from the top-level comment down to this one",
+    )
     def get(self, request, comment_id: int):
         """A stacked floor's chain: the comment's ancestors from the top-level comment down
         (placeholders included), the comment itself last."""
@@ -403,7 +467,11 @@ class CommentChainView(ApiView):
 
 
 class CommentTreeView(ApiView):
-    @extend_schema(parameters=[s.PageParams], responses={200: s.PlainCommentPageOut, **error_responses(400, 404)}, summary="A comment and its subtree, depth-first")
+    @extend_schema(
+        parameters=[s.PageParams],
+        responses={200: s.PlainCommentPageOut, **error_responses(400, 404)},
+        summary="A comment and its subtree, depth-first",
+    )
     def get(self, request, comment_id: int):
         """The comment and every comment under it, depth-first, siblings oldest first, a page at a
         time."""
@@ -413,7 +481,11 @@ class CommentTreeView(ApiView):
 
 
 class UserCommentsView(ApiView):
-    @extend_schema(parameters=[s.PageParams], responses={200: s.PlainCommentPageOut, **error_responses(400, 404)}, summary="A user's comments, newest first")
+    @extend_schema(
+        parameters=[s.PageParams],
+        responses={200: s.PlainCommentPageOut, **error_responses(400, 404)},
+        summary="A user's comments, newest first",
+    )
     def get(self, request, user_id: int):
         """A user's comments across subjects, newest first: the published ones for others, every
         status of their own for the user themself."""
@@ -429,15 +501,17 @@ class FollowView(ApiView):
         following, mutual = services.follow_set(follower=request.user, followee_id=user_id, following=following)
         return Response({"following": following, "mutual": mutual})
 
-    @extend_schema(request=None, responses={200: s.FollowOut, **error_responses(400, 401, 404)}, summary="Follow a user")
+    @extend_schema(
+        request=None, responses={200: s.FollowOut, **error_responses(400, 401, 404)}, summary="Follow a user"
+    )
     def put(self, request, user_id: int):
         """Follow a user; two users who follow each other are friends and see each other's
         friends-only comments. Says whether the follow is now mutual."""
         return self._set(request, user_id, True)
 
-    @extend_schema(request=None, responses={200: s.FollowOut, **error_responses(400, 401, 404)}, summary="Unfollow a user")
+    @extend_schema(
+        request=None, responses={200: s.FollowOut, **error_responses(400, 401, 404)}, summary="Unfollow a user"
+    )
     def delete(self, request, user_id: int):
         """Stop following a user; friends-only comments are no longer shared between the two."""
         return self._set(request, user_id, False)
-
-

@@ -32,7 +32,9 @@ def decode_cursor(cursor: str | None, scope: str) -> dict | None:
     except (signing.BadSignature, ValueError, TypeError, UnicodeError):
         raise InvalidInput("Malformed cursor.", fields={"cursor": ["Malformed cursor."]}) from None
     if not isinstance(data, dict) or data.get("s") != scope or not isinstance(data.get("p"), dict):
-        raise InvalidInput("This cursor belongs to another list.", fields={"cursor": ["Cursor does not match this list."]})
+        raise InvalidInput(
+            "This cursor belongs to another list.", fields={"cursor": ["Cursor does not match this list."]}
+        )
     return data["p"]
 
 

@@ -15,7 +15,9 @@ from .present import in_order, present_comments
 from .visibility import Viewer, authenticated, visible_sql
 
 
-def _reply_previews(subject_id: int, root_ids: list[int], viewer: Viewer, per_root: int) -> dict[int, list[rowsql.CommentRow]]:
+def _reply_previews(
+    subject_id: int, root_ids: list[int], viewer: Viewer, per_root: int
+) -> dict[int, list[rowsql.CommentRow]]:
     """Up to ``per_root`` hottest visible replies of each root (most likes, ties oldest), in one
     query. PostgreSQL: ``ORDER BY like_count DESC, id LIMIT n`` per root in a LATERAL join over
     the ``comment_thread_by_likes`` index, so a thread of 10,000 replies costs ``n`` index
@@ -78,8 +80,12 @@ def list_two_level(
         return head, tail, len(rows) < n + pinned_limit + 1
 
     page, next_cursor = head_then_tail(
-        scope=scope, cursor=cursor, limit=limit,
-        first_page_rows=first_page_rows, head_rows=head_rows, tail_rows=tail_rows,
+        scope=scope,
+        cursor=cursor,
+        limit=limit,
+        first_page_rows=first_page_rows,
+        head_rows=head_rows,
+        tail_rows=tail_rows,
     )
     previews = _reply_previews(subject.pk, [c.pk for c in page], viewer, replies)
     every = page + [r for rs in previews.values() for r in rs]
@@ -116,20 +122,30 @@ def list_replies(root: Comment, viewer: Viewer, *, sort: str, limit: int, cursor
         return head, *tail_after_head(head, head, hot_limit, n, tail_rows)
 
     page, next_cursor = head_then_tail(
-        scope=scope, cursor=cursor, limit=limit, first_page_rows=first_page_rows,
-        head_rows=lambda ids: rowsql.fetch_ids(ids, replies), tail_rows=tail_rows,
+        scope=scope,
+        cursor=cursor,
+        limit=limit,
+        first_page_rows=first_page_rows,
+        head_rows=lambda ids: rowsql.fetch_ids(ids, replies),
+        tail_rows=tail_rows,
     )
     return Page(items=in_order(page, present_comments(page, viewer)), next_cursor=next_cursor)
 
 
-def list_flat(subject: Subject, viewer: Viewer, *, sort: str, limit: int, cursor: str | None, mode: str = Mode.FLAT) -> Page:
+def list_flat(
+    subject: Subject, viewer: Viewer, *, sort: str, limit: int, cursor: str | None, mode: str = Mode.FLAT
+) -> Page:
     """Every visible comment of the subject, every depth, by time; in stacked mode each item
     also carries its chain of ancestors (one more query for all chains of the page)."""
     scope = f"{mode}:{subject.pk}:{sort}"
     after = keyset_after(decode_cursor(cursor, scope))
     rows, next_cursor = keyset(
         Sql("c.subject_id = %s", (subject.pk,)) & visible_sql(viewer),
-        order="asc" if sort == "old" else "desc", key="id", after=after, limit=limit, scope=scope,
+        order="asc" if sort == "old" else "desc",
+        key="id",
+        after=after,
+        limit=limit,
+        scope=scope,
     )
     if mode != Mode.STACKED:
         return Page(items=in_order(rows, present_comments(rows, viewer)), next_cursor=next_cursor)
@@ -168,7 +184,11 @@ def comment_tree(comment: Comment, viewer: Viewer, *, limit: int, cursor: str | 
             f"c.subject_id = %s AND c.path >= %s AND c.path < %s AND ({visible.text} OR c.id = %s)",
             (comment.subject_id, low, high, *visible.params, comment.pk),
         ),
-        order="asc", key="path", after=after, limit=limit, scope=scope,
+        order="asc",
+        key="path",
+        after=after,
+        limit=limit,
+        scope=scope,
     )
     return Page(items=in_order(rows, present_comments(rows, viewer)), next_cursor=next_cursor)
 
@@ -198,7 +218,16 @@ def user_comments(author: User, user, *, limit: int, cursor: str | None) -> Page
     return Page(items=in_order(rows, present_comments(rows, viewer)), next_cursor=next_cursor)
 
 
-def list_comments(subject: Subject, viewer: Viewer, *, mode: str | None, sort: str | None, limit: int, cursor: str | None, replies: int) -> Page:
+def list_comments(
+    subject: Subject,
+    viewer: Viewer,
+    *,
+    mode: str | None,
+    sort: str | None,
+    limit: int,
+    cursor: str | None,
+    replies: int,
+) -> Page:
     """The subject's comments in the requested display mode (the subject's own by default)."""
     mode = mode or subject.mode
     if mode == Mode.TWO_LEVEL:
@@ -206,5 +235,7 @@ def list_comments(subject: Subject, viewer: Viewer, *, mode: str | None, sort: s
         return list_two_level(subject, viewer, sort=sort, limit=limit, cursor=cursor, replies=replies)
     sort = sort or "old"
     if sort == "hot":
-        raise InvalidInput("sort=hot is only available in two_level mode.", fields={"sort": ["hot is not allowed in this mode."]})
+        raise InvalidInput(
+            "sort=hot is only available in two_level mode.", fields={"sort": ["hot is not allowed in this mode."]}
+        )
     return list_flat(subject, viewer, sort=sort, limit=limit, cursor=cursor, mode=mode)

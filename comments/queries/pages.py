@@ -28,7 +28,14 @@ def hot_list_page(subject_id: int, query_string: str, *, gzip: bool = False) -> 
 
 
 def list_comments_json(
-    subject_id: int, user, *, mode: str | None, sort: str | None, limit: int, cursor: str | None, replies: int,
+    subject_id: int,
+    user,
+    *,
+    mode: str | None,
+    sort: str | None,
+    limit: int,
+    cursor: str | None,
+    replies: int,
     query_string: str = "",
 ) -> pagecache.Read:
     """``list_comments`` of the subject for ``user`` as the API's JSON bytes (``.entry`` of the
@@ -46,7 +53,9 @@ def list_comments_json(
     variant = f"api:{mode or ''}:{sort or ''}:{limit}:{replies}:{cursor or ''}"
     if user is None:
         read = pagecache.shared_entry(
-            subject_id, variant, lambda: _page_json(modes.list_comments(*subject_for_viewer(subject_id, None), **options)),
+            subject_id,
+            variant,
+            lambda: _page_json(modes.list_comments(*subject_for_viewer(subject_id, None), **options)),
             stale_ok=True,
         )
         if not read.stale:

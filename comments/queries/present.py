@@ -39,7 +39,9 @@ def _shown_status(viewer: Viewer, comment: Comment | rowsql.CommentRow, placehol
     return comment.status
 
 
-def _contents(comment_ids: list[int], subject_ids: set[int], liked_expression: tuple[str, list] | None) -> dict[int, tuple[str, str, bool]]:
+def _contents(
+    comment_ids: list[int], subject_ids: set[int], liked_expression: tuple[str, list] | None
+) -> dict[int, tuple[str, str, bool]]:
     """``{id: (body, html, liked)}`` in one query by primary key; ``liked`` is False unless the
     expression (``hooks.liked_sql``) is given. The comments' subjects name the shards they are
     on, should the tables be distributed (comments.citus)."""
@@ -61,7 +63,9 @@ def present_new_comment(comment: Comment, viewer: Viewer) -> dict:
     return present_comments([comment], viewer, just_written=True)[comment.pk]
 
 
-def present_comments(rows: Iterable[Comment | rowsql.CommentRow], viewer: Viewer, *, just_written: bool = False) -> dict[int, dict]:
+def present_comments(
+    rows: Iterable[Comment | rowsql.CommentRow], viewer: Viewer, *, just_written: bool = False
+) -> dict[int, dict]:
     """API-shaped dicts for ``rows``: one query for contents, and the like state from the live
     store in one round trip (or, without one, the viewer's likes in the same content query)."""
     rows = list({c.pk: c for c in rows}.values())
@@ -110,7 +114,6 @@ def present_comments(rows: Iterable[Comment | rowsql.CommentRow], viewer: Viewer
             "edited_at": c.edited_at,
         }
     return out
-
 
 
 def _reply_target(c) -> rowsql.ReplyTarget | Comment | None:

@@ -36,9 +36,11 @@ def subject_for_viewer(subject_id: int, user) -> tuple[Subject, Viewer]:
         raise NotFound("Unknown subject.")
     subject = _SUBJECT_COLUMNS.instance(row)
     _SUBJECT_SITE.set_cached_value(subject, _SITE_COLUMNS.instance(row, _SUBJECT_COLUMNS.width))
-    is_moderator, friends, sees_private = row[_SUBJECT_COLUMNS.width + _SITE_COLUMNS.width:]
+    is_moderator, friends, sees_private = row[_SUBJECT_COLUMNS.width + _SITE_COLUMNS.width :]
     viewer = Viewer(
-        user=user, is_moderator=bool(is_moderator), _friends=rowsql.parse_id_text(friends) if user else set(),
+        user=user,
+        is_moderator=bool(is_moderator),
+        _friends=rowsql.parse_id_text(friends) if user else set(),
         sees_private=bool(sees_private),
     )
     return subject, viewer
@@ -144,9 +146,7 @@ def _stripped_origins(origins) -> list[str]:
 
 def subject_counts(site_key: str, keys: list[str]) -> dict[str, int]:
     """Public comment counts for many subject keys of one site, unknown keys 0, one query."""
-    found = dict(
-        Subject.objects.filter(site__key=site_key, key__in=keys).values_list("key", "comment_count")
-    )
+    found = dict(Subject.objects.filter(site__key=site_key, key__in=keys).values_list("key", "comment_count"))
     return {key: found.get(key, 0) for key in keys}
 
 
@@ -182,16 +182,22 @@ def comment_for_viewer(comment_id: int, user) -> tuple[Comment, Viewer]:
     face, comment.reply_target = rowsql.author_and_target(comment.author_id, comment.reply_to_id, row, at)
     author = None
     if face is not None:
-        author = User.from_db(connection.alias, _AUTHOR_ATTNAMES, [face.pk, face.username, face.display_name, face.avatar_url, face.is_guest])
+        author = User.from_db(
+            connection.alias,
+            _AUTHOR_ATTNAMES,
+            [face.pk, face.username, face.display_name, face.avatar_url, face.is_guest],
+        )
     _COMMENT_AUTHOR.set_cached_value(comment, author)
     at += len(rowsql.AUTHOR_AND_TARGET)
     subject = _SUBJECT_COLUMNS.instance(row, at)
     at += _SUBJECT_COLUMNS.width
     _SUBJECT_SITE.set_cached_value(subject, _COMMENT_SITE_COLUMNS.instance(row, at))
     _COMMENT_SUBJECT.set_cached_value(comment, subject)
-    is_moderator, friends = row[at + _COMMENT_SITE_COLUMNS.width:]
+    is_moderator, friends = row[at + _COMMENT_SITE_COLUMNS.width :]
     user = authenticated(user)
-    viewer = Viewer(user=user, is_moderator=bool(is_moderator), _friends=rowsql.parse_id_text(friends) if user else set())
+    viewer = Viewer(
+        user=user, is_moderator=bool(is_moderator), _friends=rowsql.parse_id_text(friends) if user else set()
+    )
     if not can_see(viewer, comment):
         raise NotFound("Unknown comment.")
     return comment, viewer
@@ -244,7 +250,6 @@ def comment_floors(comment_ids: Iterable[int]) -> dict[int, int]:
     """Floor numbers by comment id, whoever may see the comments (a number tells nothing of
     its comment), in one query."""
     return dict(Comment.objects.filter(pk__in=list(comment_ids)).values_list("pk", "floor"))
-
 
 
 def user_by_id(user_id: int) -> User:

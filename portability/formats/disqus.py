@@ -66,7 +66,9 @@ class DisqusReader(Reader):
         identifier = clean_text(elem.findtext(ns + "id")).strip()
         link = clean_text(elem.findtext(ns + "link")).strip()
         return Thread(
-            source_id=source_id, keys=subject_keys([identifier, *url_keys(link)], f"disqus:{source_id}"), url=http_url(link),
+            source_id=source_id,
+            keys=subject_keys([identifier, *url_keys(link)], f"disqus:{source_id}"),
+            url=http_url(link),
             title=clean_text(elem.findtext(ns + "title")).strip()[:300],
             closed=bool(flag(elem.findtext(ns + "isClosed"))),
             created_at=parse_time(elem.findtext(ns + "createdAt")),
@@ -107,8 +109,14 @@ class DisqusReader(Reader):
         else:
             status = Status.PUBLISHED
         return Comment(
-            source_id=fit_id(source_id), thread_id=thread_id, parent_id=fit_id(parent_id) if parent_id else None,
-            author=author, body=message, markup=HTML, created_at=created_at, status=status,
+            source_id=fit_id(source_id),
+            thread_id=thread_id,
+            parent_id=fit_id(parent_id) if parent_id else None,
+            author=author,
+            body=message,
+            markup=HTML,
+            created_at=created_at,
+            status=status,
             ip=clean_ip(elem.findtext(ns + "ipAddress")),
         )
 

@@ -68,7 +68,9 @@ class IssoReader(Reader):
         for thread_id, uri, title in db.execute("SELECT id, uri, title FROM threads ORDER BY id"):
             uri = clean_text(uri).strip()
             yield Thread(
-                source_id=str(thread_id), keys=subject_keys(url_keys(uri), f"isso:{thread_id}"), url=http_url(uri),
+                source_id=str(thread_id),
+                keys=subject_keys(url_keys(uri), f"isso:{thread_id}"),
+                url=http_url(uri),
                 title=clean_text(title).strip()[:300],
             )
         rows = db.execute(f"SELECT {', '.join(COMMENT_COLUMNS)} FROM comments ORDER BY id")
@@ -88,7 +90,14 @@ class IssoReader(Reader):
                 yield Skipped(where, "body too long")
             else:
                 yield Comment(
-                    source_id=str(comment_id), thread_id=str(thread_id), parent_id=str(parent) if parent else None,
-                    author=self.guest(clean_text(author)[:100], clean_text(email)[:254]), body=body, markup=MARKDOWN,
-                    created_at=created_at, status=status, edited_at=_time(modified), ip=clean_ip(remote_addr),
+                    source_id=str(comment_id),
+                    thread_id=str(thread_id),
+                    parent_id=str(parent) if parent else None,
+                    author=self.guest(clean_text(author)[:100], clean_text(email)[:254]),
+                    body=body,
+                    markup=MARKDOWN,
+                    created_at=created_at,
+                    status=status,
+                    edited_at=_time(modified),
+                    ip=clean_ip(remote_addr),
                 )

@@ -72,8 +72,13 @@ class NativeReader(Reader):
             return Skipped(where, "subject without an id or a key")
         mode = value["mode"] if value.get("mode") in Mode.values else ""
         return Thread(
-            source_id=source_id, keys=[key], url=http_url(value.get("url") or ""), title=_text(value.get("title"), 300),
-            closed=value.get("state") == SubjectState.CLOSED, mode=mode, created_at=parse_time(value.get("created_at")),
+            source_id=source_id,
+            keys=[key],
+            url=http_url(value.get("url") or ""),
+            title=_text(value.get("title"), 300),
+            closed=value.get("state") == SubjectState.CLOSED,
+            mode=mode,
+            created_at=parse_time(value.get("created_at")),
         )
 
     def _comment(self, value: dict, where: str) -> Record:
@@ -97,16 +102,27 @@ class NativeReader(Reader):
         author = value.get("author")
         if isinstance(author, dict) and _id(author.get("id")):
             author = Author(
-                external_id=_id(author.get("id")), name=_text(author.get("name"), 100),
-                email=_text(author.get("email"), 254), avatar=http_url(author.get("avatar") or "")[:1000],
+                external_id=_id(author.get("id")),
+                name=_text(author.get("name"), 100),
+                email=_text(author.get("email"), 254),
+                avatar=http_url(author.get("avatar") or "")[:1000],
             )
         else:
             author = None
         parent = _id(value.get("reply_to_id"))
         return Comment(
-            source_id=source_id, thread_id=thread_id, parent_id=parent or None, author=author,
-            body=clean_text(body).strip(), markup=MARKDOWN, created_at=created_at, status=status,
-            visibility=visibility, pinned=value.get("pinned") is True, featured=value.get("featured") is True,
-            edited_at=parse_time(value.get("edited_at")), ip=clean_ip(value.get("ip")),
+            source_id=source_id,
+            thread_id=thread_id,
+            parent_id=parent or None,
+            author=author,
+            body=clean_text(body).strip(),
+            markup=MARKDOWN,
+            created_at=created_at,
+            status=status,
+            visibility=visibility,
+            pinned=value.get("pinned") is True,
+            featured=value.get("featured") is True,
+            edited_at=parse_time(value.get("edited_at")),
+            ip=clean_ip(value.get("ip")),
             user_agent=_text(value.get("user_agent"), 512),
         )

@@ -46,7 +46,7 @@ class Remark42Reader(Reader):
         lines = json_lines(self.path)
         first = next(lines, None)
         if first is None or not isinstance(first[1], dict) or "version" not in first[1]:
-            raise FormatError("this is not a Remark42 backup: its first line is not the meta record ({\"version\": ...})")
+            raise FormatError('this is not a Remark42 backup: its first line is not the meta record ({"version": ...})')
         meta = first[1]
         if meta.get("version") not in (0, 1):
             raise FormatError(f"unsupported Remark42 backup version {meta.get('version')!r}")
@@ -74,8 +74,11 @@ class Remark42Reader(Reader):
                     seen.clear()
                 seen.add(thread_id)
                 yield Thread(
-                    source_id=thread_id, keys=subject_keys(url_keys(url), thread_id), url=http_url(url),
-                    title=clean_text(value.get("title")).strip()[:300], closed=url in read_only,
+                    source_id=thread_id,
+                    keys=subject_keys(url_keys(url), thread_id),
+                    url=http_url(url),
+                    title=clean_text(value.get("title")).strip()[:300],
+                    closed=url in read_only,
                 )
             yield self._comment(value, where, thread_id)
 
@@ -102,7 +105,8 @@ class Remark42Reader(Reader):
         name = clean_text(user.get("name")).strip()[:100] if isinstance(user.get("name"), str) else ""
         picture = http_url(user["picture"]) if isinstance(user.get("picture"), str) else ""
         author = (
-            Author(external_id=self.external_id(user_id), name=name or user_id[:100], avatar=picture[:1000]) if user_id
+            Author(external_id=self.external_id(user_id), name=name or user_id[:100], avatar=picture[:1000])
+            if user_id
             else None
         )
         parent = value.get("pid")
@@ -110,9 +114,14 @@ class Remark42Reader(Reader):
         if not isinstance(edit, dict):
             edit = {}
         return Comment(
-            source_id=source_id, thread_id=thread_id,
+            source_id=source_id,
+            thread_id=thread_id,
             parent_id=fit_id(clean_text(parent).strip()) if isinstance(parent, str) and parent.strip() else None,
-            author=author, body=body, markup=markup, created_at=created_at,
+            author=author,
+            body=body,
+            markup=markup,
+            created_at=created_at,
             status=Status.DELETED if value.get("delete") is True else Status.PUBLISHED,
-            pinned=value.get("pin") is True, edited_at=parse_time(edit.get("time")),
+            pinned=value.get("pin") is True,
+            edited_at=parse_time(edit.get("time")),
         )

@@ -35,10 +35,13 @@ from . import (
 from .xmlstream import elements, namespace, release
 
 STATUSES = {
-    "1": Status.PUBLISHED, "approve": Status.PUBLISHED,
-    "0": Status.PENDING, "hold": Status.PENDING,
+    "1": Status.PUBLISHED,
+    "approve": Status.PUBLISHED,
+    "0": Status.PENDING,
+    "hold": Status.PENDING,
     "spam": Status.REJECTED,
-    "trash": Status.DELETED, "post-trashed": Status.DELETED,
+    "trash": Status.DELETED,
+    "post-trashed": Status.DELETED,
 }
 
 
@@ -83,7 +86,9 @@ class WordPressReader(Reader):
         guid = clean_text(item.findtext("guid")).strip()
         ns = next((namespace(c.tag) for c in item if isinstance(c.tag, str) and c.tag.endswith("}post_id")), "")
         return Thread(
-            source_id=post_id, keys=subject_keys([*url_keys(link), *url_keys(guid)[:1]], f"wordpress:{post_id}"), url=http_url(link),
+            source_id=post_id,
+            keys=subject_keys([*url_keys(link), *url_keys(guid)[:1]], f"wordpress:{post_id}"),
+            url=http_url(link),
             title=clean_text(item.findtext("title")).strip()[:300],
             closed=(item.findtext(ns + "comment_status") or "").strip() == "closed",
             created_at=parse_time(item.findtext(ns + "post_date_gmt")) or parse_time(item.findtext(ns + "post_date")),
@@ -115,12 +120,21 @@ class WordPressReader(Reader):
         user_id = text("comment_user_id")
         author: Author | None
         if user_id and user_id != "0":
-            author = Author(external_id=self.external_id(f"user:{user_id}"), name=name or f"user {user_id}", email=email)
+            author = Author(
+                external_id=self.external_id(f"user:{user_id}"), name=name or f"user {user_id}", email=email
+            )
         else:
             author = self.guest(name, email)
         parent = text("comment_parent")
         return Comment(
-            source_id=source_id, thread_id=post_id, parent_id=fit_id(parent) if parent and parent != "0" else None,
-            author=author, body=body.strip(), markup=HTML_LINES, created_at=created_at, status=status,
-            ip=clean_ip(text("comment_author_IP")), user_agent=text("comment_agent")[:512],
+            source_id=source_id,
+            thread_id=post_id,
+            parent_id=fit_id(parent) if parent and parent != "0" else None,
+            author=author,
+            body=body.strip(),
+            markup=HTML_LINES,
+            created_at=created_at,
+            status=status,
+            ip=clean_ip(text("comment_author_IP")),
+            user_agent=text("comment_agent")[:512],
         )

@@ -54,8 +54,15 @@ def elements(path: str, *, root: str, tags: Iterable[str], label: str) -> Iterat
         if found != root:
             raise FormatError(f"this is not a {label}: its root element is <{found}>, not <{root}>")
         context = etree.iterparse(
-            _Prefixed(head, stream), events=("end",), tag=list(tags), resolve_entities=False, no_network=True,
-            load_dtd=False, huge_tree=False, remove_comments=True, remove_pis=True,
+            _Prefixed(head, stream),
+            events=("end",),
+            tag=list(tags),
+            resolve_entities=False,
+            no_network=True,
+            load_dtd=False,
+            huge_tree=False,
+            remove_comments=True,
+            remove_pis=True,
         )
         try:
             for _, elem in context:

@@ -91,7 +91,9 @@ def test_a_forged_link_is_refused(api, site, smtp_server):
     ask(api, site)
     real = token_of(link_in(smtp_server.wait_for(1)[0]))
     for forged in (real[:-1] + ("A" if real[-1] != "A" else "B"), "x" * 43, ""):
-        error = assert_error(verify(api, forged), 400 if forged == "" else 401, "invalid" if forged == "" else "not_authenticated")
+        error = assert_error(
+            verify(api, forged), 400 if forged == "" else 401, "invalid" if forged == "" else "not_authenticated"
+        )
         assert error["code"] in ("invalid", "not_authenticated")
     assert_error(verify(api, 12345), 400, "invalid")
     assert verify(api, real).status_code == 200  # the real one was not spent by the forgeries
@@ -128,13 +130,16 @@ def test_the_email_is_in_the_language_asked_for(api, site, smtp_server):
     assert LINK.search(message.get_content())
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"email": "not an address"}, "email"),
-    ({"email": 7}, "email"),
-    ({"name": ""}, "name"),
-    ({"name": None}, "name"),
-    ({"lang": "fr"}, "lang"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"email": "not an address"}, "email"),
+        ({"email": 7}, "email"),
+        ({"name": ""}, "name"),
+        ({"name": None}, "name"),
+        ({"lang": "fr"}, "lang"),
+    ],
+)
 def test_bad_requests_are_invalid_and_send_nothing(api, site, smtp_server, body, field):
     error = assert_error(ask(api, site, **body), 400, "invalid")
     assert field in error["fields"]
@@ -142,7 +147,11 @@ def test_bad_requests_are_invalid_and_send_nothing(api, site, smtp_server, body,
 
 
 def test_an_unknown_site_is_not_found(api, db, smtp_server):
-    assert_error(api.post(f"{API}/auth/email", {"site": "nowhere", "email": "a@example.com", "name": "A"}, format="json"), 404, "not_found")
+    assert_error(
+        api.post(f"{API}/auth/email", {"site": "nowhere", "email": "a@example.com", "name": "A"}, format="json"),
+        404,
+        "not_found",
+    )
 
 
 def test_a_mail_server_that_refuses_is_unavailable_and_leaves_no_link(api, site, smtp_server):

@@ -68,7 +68,9 @@ def test_a_guests_comment_is_marked_and_a_members_of_the_same_name_is_not(subjec
     assert posted.comment.status == Status.PUBLISHED
     page = embed(subject, sort="new")
     guest = re.search(rf'<article[^>]*id="c-{posted.comment.pk}".*?</article>', page, re.S).group(0)
-    assert '<span class="cw-name">Ada</span> <span class="cw-badge cw-badge-guest"' in guest and ">Guest</span>" in guest
+    assert (
+        '<span class="cw-name">Ada</span> <span class="cw-badge cw-badge-guest"' in guest and ">Guest</span>" in guest
+    )
     members = re.findall(r'<article[^>]*id="c-\d+".*?</article>', page, re.S)
     (theirs,) = [a for a in members if "The member speaks" in a]
     assert "cw-badge-guest" not in theirs and '<span class="cw-name">Ada</span>' in theirs
@@ -78,7 +80,9 @@ def test_feeds_mark_a_guests_comment(subject):
     site = subject.site
     site.signin_guests, site.guest_moderation = True, "post"
     site.save()
-    guest_comment_post(site=site, key=subject.key, body="Hello", name="Ada", form_token=form_token_issue(site=site).token)
+    guest_comment_post(
+        site=site, key=subject.key, body="Hello", name="Ada", form_token=form_token_issue(site=site).token
+    )
     CommentFactory(subject=subject, author=UserFactory(display_name="Ada"), body="Hello too")
     feed = Client().get(f"/feeds/subjects/{subject.pk}/comments.rss").content.decode()
     assert feed.count("<title>Ada (guest) on ") == 1 and feed.count("<title>Ada on ") == 1

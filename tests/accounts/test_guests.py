@@ -103,12 +103,18 @@ def test_a_guest_named_like_a_member_is_marked_and_the_member_is_not(api, site, 
     site.guest_moderation = "post"
     site.save()
     assert post(api, site, name="Ada").status_code == 201
-    assert post(client_for(member), site, name="Ada", body="I am the real one").status_code == 201  # a new guest: the member's token names no guest
+    assert (
+        post(client_for(member), site, name="Ada", body="I am the real one").status_code == 201
+    )  # a new guest: the member's token names no guest
     subject_id = Comment.objects.first().subject_id
     mine = client_for(member).post(f"{API}/subjects/{subject_id}/comments", {"body": "Member here"}, format="json")
     assert mine.status_code == 201, mine.content
     items = api.get(f"{API}/subjects/{subject_id}/comments", {"sort": "old"}).json()["items"]
-    assert [(c["author"]["name"], c["author"].get("guest")) for c in items] == [("Ada", True), ("Ada", True), ("Ada", None)]
+    assert [(c["author"]["name"], c["author"].get("guest")) for c in items] == [
+        ("Ada", True),
+        ("Ada", True),
+        ("Ada", None),
+    ]
     assert items[2]["author"] == {"id": member.pk, "name": "Ada", "avatar": None}
 
 
@@ -152,11 +158,15 @@ def test_a_form_sent_sooner_than_a_person_could_write_it_is_refused(api, site, s
 
 
 def test_missing_forged_reused_and_expired_form_tokens_are_refused(api, site, settings):
-    missing = api.post(f"{API}/guest/comments", {"site": site.key, "key": "p", "body": "x", "name": "Ada"}, format="json")
+    missing = api.post(
+        f"{API}/guest/comments", {"site": site.key, "key": "p", "body": "x", "name": "Ada"}, format="json"
+    )
     assert set(assert_error(missing, 400, "invalid")["fields"]) == {"form_token"}
     assert_error(post(api, site, token="not-a-token"), 400, "form_token_invalid")
     good = form_token(api, site)
-    assert_error(post(api, site, token=good[:-3] + ("AAA" if not good.endswith("AAA") else "BBB")), 400, "form_token_invalid")
+    assert_error(
+        post(api, site, token=good[:-3] + ("AAA" if not good.endswith("AAA") else "BBB")), 400, "form_token_invalid"
+    )
     elsewhere = SiteFactory(key="elsewhere", signin_guests=True)
     assert_error(post(api, site, token=form_token(api, elsewhere)), 400, "form_token_invalid")
 
@@ -224,7 +234,9 @@ def test_after_the_edit_window_the_guest_can_neither_edit_nor_delete(api, site):
 
 def test_an_approved_guest_comment_edited_goes_back_to_review(api, site, moderator, client_for):
     answer = post(api, site).json()
-    client_for(moderator).post(f"{API}/moderation/comments/{answer['comment']['id']}/actions", {"action": "approve"}, format="json")
+    client_for(moderator).post(
+        f"{API}/moderation/comments/{answer['comment']['id']}/actions", {"action": "approve"}, format="json"
+    )
     assert Comment.objects.get(pk=answer["comment"]["id"]).status == Status.PUBLISHED
     edited = browser_of(answer).patch(comment_url(answer), {"body": "Now with a link to buy things"}, format="json")
     assert edited.json()["status"] == Status.PENDING
@@ -234,7 +246,9 @@ def test_an_approved_guest_comment_edited_goes_back_to_review(api, site, moderat
 def test_a_guest_token_cannot_post_around_the_guest_checks(api, site):
     answer = post(api, site).json()
     subject_id = answer["comment"]["subject_id"]
-    around = browser_of(answer).post(f"{API}/subjects/{subject_id}/comments", {"body": "No form, no wait"}, format="json")
+    around = browser_of(answer).post(
+        f"{API}/subjects/{subject_id}/comments", {"body": "No form, no wait"}, format="json"
+    )
     assert_error(around, 403, "permission_denied")
     assert Comment.objects.count() == 1
 

@@ -52,7 +52,10 @@ class Forms(HTMLParser):
 
 def links(html: str) -> dict[str, str]:
     """The page's links by their text."""
-    return {text.strip(): href.replace("&amp;", "&") for href, text in re.findall(r'<a [^>]*href="([^"]+)"[^>]*>([^<]+)</a>', html)}
+    return {
+        text.strip(): href.replace("&amp;", "&")
+        for href, text in re.findall(r'<a [^>]*href="([^"]+)"[^>]*>([^<]+)</a>', html)
+    }
 
 
 class Reader:
@@ -115,7 +118,12 @@ def test_a_reader_signs_in_with_the_provider_and_comments(reader, site, live_ser
     assert "Continue with Test ID" in window.text and "Continue with Wrong secret" in window.text
 
     result = reader.sign_in("blog")
-    assert (result["type"], result["site"], result["via"], result["via_label"]) == ("comments:signin", "blog", "test", "(via Test ID)")
+    assert (result["type"], result["site"], result["via"], result["via_label"]) == (
+        "comments:signin",
+        "blog",
+        "test",
+        "(via Test ID)",
+    )
     assert result["user"]["name"] == "Ada Lovelace"
     # The provider's picture, served from the service's origin (comments.avatars).
     assert User.objects.get(pk=result["user"]["id"]).avatar_url == PICTURE
@@ -123,8 +131,10 @@ def test_a_reader_signs_in_with_the_provider_and_comments(reader, site, live_ser
 
     subject = SubjectFactory(site=site)
     posted = requests.post(
-        f"{live_server.url}/api/v1/subjects/{subject.pk}/comments", json={"body": "Signed in by OpenID Connect."},
-        headers={"Authorization": f"Bearer {result['token']}"}, timeout=10,
+        f"{live_server.url}/api/v1/subjects/{subject.pk}/comments",
+        json={"body": "Signed in by OpenID Connect."},
+        headers={"Authorization": f"Bearer {result['token']}"},
+        timeout=10,
     )
     assert posted.status_code == 201, posted.text
     comment = Comment.objects.select_related("author").get()
@@ -188,7 +198,9 @@ def test_a_provider_error_signs_nobody_in(reader, site, live_server):
 def test_an_id_token_minted_for_another_nonce_signs_nobody_in(reader, site):
     """A code injected into this window's sign-in (same PKCE challenge, so the exchange passes)
     whose ID token carries another request's nonce is refused."""
-    start = reader.http.get(f"{reader.service}/auth/with/test", params={"site": "blog"}, allow_redirects=False, timeout=10)
+    start = reader.http.get(
+        f"{reader.service}/auth/with/test", params={"site": "blog"}, allow_redirects=False, timeout=10
+    )
     authorize = start.headers["Location"]
     params = parse_qs(urlsplit(authorize).query)
     assert params["code_challenge_method"] == ["S256"] and params["nonce"][0]
@@ -233,7 +245,9 @@ def test_a_verified_email_joins_an_account_only_where_the_site_says_so(reader, s
 def test_the_window_speaks_the_readers_language(reader, site):
     window = reader.http.get(f"{reader.service}/auth/", params={"site": "blog", "lang": "zh-hans"}, timeout=10)
     assert "使用 Test ID 继续" in window.text
-    refused = reader.http.get(f"{reader.service}/auth/with/test", params={"site": "nowhere", "lang": "zh-hans"}, timeout=10)
+    refused = reader.http.get(
+        f"{reader.service}/auth/with/test", params={"site": "nowhere", "lang": "zh-hans"}, timeout=10
+    )
     assert refused.status_code == 404
 
 
@@ -246,15 +260,23 @@ def test_an_erased_users_provider_account_signs_in_as_someone_new(reader, site):
 
 
 @pytest.mark.parametrize("joined", [False, True])
-def test_an_email_link_joins_a_providers_user_only_where_the_site_says_so(reader, site, live_server, smtp_server, joined):
+def test_an_email_link_joins_a_providers_user_only_where_the_site_says_so(
+    reader, site, live_server, smtp_server, joined
+):
     site.signin_link_email = joined
     site.save()
     by_provider = reader.sign_in("blog")
-    asked = requests.post(f"{live_server.url}/api/v1/auth/email", json={"site": "blog", "email": "ada@example.com", "name": "Ada"}, timeout=10)
+    asked = requests.post(
+        f"{live_server.url}/api/v1/auth/email",
+        json={"site": "blog", "email": "ada@example.com", "name": "Ada"},
+        timeout=10,
+    )
     assert asked.status_code == 202
     (message,) = smtp_server.wait_for(1)
     by_email = requests.post(
-        f"{live_server.url}/api/v1/auth/email/verify", json={"token": token_of(link_in(message))}, timeout=10,
+        f"{live_server.url}/api/v1/auth/email/verify",
+        json={"token": token_of(link_in(message))},
+        timeout=10,
     ).json()
     assert (by_email["user"]["id"] == by_provider["user"]["id"]) is joined
 
@@ -284,11 +306,18 @@ def test_a_callback_of_a_provider_the_service_lacks_is_a_page(reader, site):
 def test_github_is_asked_with_pkce_and_state_for_the_readers_name_and_addresses(reader, site, settings):
     """GitHub speaks OAuth 2 without discovery: the way there is known without asking it (the
     rest of its flow is allauth's GitHub provider, which the tests cannot reach)."""
-    settings.ACCOUNTS_OIDC_PROVIDERS["github"] = {"kind": "github", "name": "GitHub", "client_id": "gh-client", "secret": "gh-secret"}
+    settings.ACCOUNTS_OIDC_PROVIDERS["github"] = {
+        "kind": "github",
+        "name": "GitHub",
+        "client_id": "gh-client",
+        "secret": "gh-secret",
+    }
     site.signin_oidc = ["github"]
     site.save()
     assert "Continue with GitHub" in reader.open_window("blog").text
-    start = reader.http.get(f"{reader.service}/auth/with/github", params={"site": "blog"}, allow_redirects=False, timeout=10)
+    start = reader.http.get(
+        f"{reader.service}/auth/with/github", params={"site": "blog"}, allow_redirects=False, timeout=10
+    )
     assert start.status_code == 302 and start.headers["Cross-Origin-Opener-Policy"] == "unsafe-none"
     to = urlsplit(start.headers["Location"])
     params = parse_qs(to.query)
@@ -314,6 +343,7 @@ def test_the_frame_takes_a_sign_in_its_window_could_not_hand_over_once(reader, s
     assert taken.status_code == 200, taken.text
     body = taken.json()
     assert (body["user"], body["via"], body["via_label"]) == (window["user"], "test", "(via Test ID)")
+
     # One live token comes of the sign-in: the window's, never handed over, is withdrawn.
     def me(token):
         return requests.get(f"{live_server.url}/api/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=10)

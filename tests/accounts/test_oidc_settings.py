@@ -8,7 +8,13 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.env import GOOGLE_DISCOVERY_URL, oidc_providers_from_env
 
-VARIABLES = ("ACCOUNTS_GITHUB_CLIENT_ID", "ACCOUNTS_GITHUB_SECRET", "ACCOUNTS_GOOGLE_CLIENT_ID", "ACCOUNTS_GOOGLE_SECRET", "ACCOUNTS_OIDC")
+VARIABLES = (
+    "ACCOUNTS_GITHUB_CLIENT_ID",
+    "ACCOUNTS_GITHUB_SECRET",
+    "ACCOUNTS_GOOGLE_CLIENT_ID",
+    "ACCOUNTS_GOOGLE_SECRET",
+    "ACCOUNTS_OIDC",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -35,13 +41,25 @@ def test_github_google_and_a_provider_by_discovery(monkeypatch):
     monkeypatch.setenv("ACCOUNTS_OIDC_KEYCLOAK_CLIENT_ID", "kc")
     assert oidc_providers_from_env() == {
         "github": {"kind": "github", "name": "GitHub", "client_id": "gh-id", "secret": "gh-secret"},
-        "google": {"kind": "oidc", "name": "Google", "client_id": "g-id", "secret": "g-secret", "discovery_url": GOOGLE_DISCOVERY_URL},
+        "google": {
+            "kind": "oidc",
+            "name": "Google",
+            "client_id": "g-id",
+            "secret": "g-secret",
+            "discovery_url": GOOGLE_DISCOVERY_URL,
+        },
         "corp-sso": {
-            "kind": "oidc", "name": "Corp staff", "client_id": "comments", "secret": "corp-secret",
+            "kind": "oidc",
+            "name": "Corp staff",
+            "client_id": "comments",
+            "secret": "corp-secret",
             "discovery_url": "https://id.corp.example/realms/staff",
         },
         "keycloak": {
-            "kind": "oidc", "name": "keycloak", "client_id": "kc", "secret": "",
+            "kind": "oidc",
+            "name": "keycloak",
+            "client_id": "kc",
+            "secret": "",
             "discovery_url": "https://kc.example/.well-known/openid-configuration",
         },
     }

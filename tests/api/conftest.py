@@ -12,12 +12,37 @@ from ..factories import SubjectFactory, UserFactory, set_likes  # noqa: F401 (th
 API = "/api/v1"
 
 COMMENT_KEYS = {
-    "id", "subject_id", "reply_to_id", "root_id", "depth", "floor", "author", "reply_to",
-    "body", "html", "status", "visibility", "pinned", "featured", "like_count", "liked",
-    "reply_count", "created_at", "edited_at",
+    "id",
+    "subject_id",
+    "reply_to_id",
+    "root_id",
+    "depth",
+    "floor",
+    "author",
+    "reply_to",
+    "body",
+    "html",
+    "status",
+    "visibility",
+    "pinned",
+    "featured",
+    "like_count",
+    "liked",
+    "reply_count",
+    "created_at",
+    "edited_at",
 }
 SUBJECT_KEYS = {
-    "id", "site", "key", "title", "url", "mode", "state", "comment_count", "root_count", "created_at",
+    "id",
+    "site",
+    "key",
+    "title",
+    "url",
+    "mode",
+    "state",
+    "comment_count",
+    "root_count",
+    "created_at",
 }
 USER_KEYS = {"id", "name", "avatar"}
 PRIVATE_KEYS = {"email", "ip", "author_ip", "user_agent", "password"}

@@ -103,20 +103,31 @@ def test_a_reopened_subject_takes_likes_again(client_for, moderator, subject, co
     assert client_for(UserFactory()).put(like_url(comment)).json() == {"liked": True, "like_count": 1}
 
 
-def test_a_like_that_read_the_subject_open_before_it_closed_does_not_mark_it_open(subject, comment, redis_url, raw_redis):
+def test_a_like_that_read_the_subject_open_before_it_closed_does_not_mark_it_open(
+    subject, comment, redis_url, raw_redis
+):
     assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True) == (1, True)  # the subject is marked open
     r = live.client()
     live.mark_subject(r, subject_id=subject.pk, open=False)  # a closing commits
 
     # A like that read the subject open before the closing committed reaches Redis after it.
-    late = live.like(r, subject_id=subject.pk, comment_id=comment.pk, user_id=UserFactory().pk, liked=True,
-                     checked=False, subject_open=True)
+    late = live.like(
+        r,
+        subject_id=subject.pk,
+        comment_id=comment.pk,
+        user_id=UserFactory().pk,
+        liked=True,
+        checked=False,
+        subject_open=True,
+    )
     assert late is live.NEEDS_CHECK
     assert raw_redis.get(keys.subject_open(subject.pk)) == "0"
     assert 0 < raw_redis.ttl(keys.subject_open(subject.pk)) <= live.SUBJECT_OPEN_SECONDS
 
 
-def test_without_its_open_mark_a_subject_is_asked_in_the_database(client_for, moderator, subject, comment, redis_url, raw_redis):
+def test_without_its_open_mark_a_subject_is_asked_in_the_database(
+    client_for, moderator, subject, comment, redis_url, raw_redis
+):
     """The mark is lost (evicted, run out, Redis restarted): likes ask the database, which
     lets them through in an open subject and refuses them in a closed one."""
     client_for(UserFactory()).put(like_url(comment))
@@ -133,9 +144,15 @@ def test_authors_may_not_edit_in_a_closed_subject_unless_they_moderate(client_fo
     own = CommentFactory(subject=subject, author=moderator, body="a moderator's words")
     close(client_for, moderator, subject)
 
-    assert_error(client_for(author).patch(f"{API}/comments/{comment.id}", {"body": "second words"}, format="json"), 403, "subject_closed")
+    assert_error(
+        client_for(author).patch(f"{API}/comments/{comment.id}", {"body": "second words"}, format="json"),
+        403,
+        "subject_closed",
+    )
     assert CommentContent.objects.get(pk=comment.pk).body == "first words"
-    edited = client_for(moderator).patch(f"{API}/comments/{own.id}", {"body": "a moderator's second words"}, format="json")
+    edited = client_for(moderator).patch(
+        f"{API}/comments/{own.id}", {"body": "a moderator's second words"}, format="json"
+    )
     assert edited.status_code == 200 and edited.json()["body"] == "a moderator's second words"
 
 
@@ -143,7 +160,11 @@ def test_readers_may_not_report_in_a_closed_subject(client_for, moderator, subje
     close(client_for, moderator, subject)
     report = {"reason": "spam"}
 
-    assert_error(client_for(UserFactory()).post(f"{API}/comments/{comment.id}/reports", report, format="json"), 403, "subject_closed")
+    assert_error(
+        client_for(UserFactory()).post(f"{API}/comments/{comment.id}/reports", report, format="json"),
+        403,
+        "subject_closed",
+    )
     assert not Report.objects.exists()
     assert client_for(moderator).post(f"{API}/comments/{comment.id}/reports", report, format="json").status_code == 201
 
@@ -160,7 +181,9 @@ def test_a_closed_subject_stays_readable_and_moderated(api, client_for, moderato
     assert [c["id"] for c in api.get(f"{API}/subjects/{subject.pk}/comments").json()["items"]] == [comment.id]
     assert api.get(f"{API}/comments/{comment.id}").json()["body"] == "first words"
     for action in ("pin", "unpin", "reject", "restore"):
-        response = client_for(moderator).post(f"{API}/moderation/comments/{comment.id}/actions", {"action": action}, format="json")
+        response = client_for(moderator).post(
+            f"{API}/moderation/comments/{comment.id}/actions", {"action": action}, format="json"
+        )
         assert response.status_code == 200, (action, response.content)
 
 
@@ -169,7 +192,14 @@ def test_closing_in_the_admin_reaches_likes_answered_from_redis(client_for, subj
     fan.put(like_url(comment))
     staff = Client()
     staff.force_login(UserFactory(is_staff=True, is_superuser=True))
-    form = {"site": subject.site_id, "key": subject.key, "title": subject.title, "url": "", "mode": subject.mode, "state": "closed"}
+    form = {
+        "site": subject.site_id,
+        "key": subject.key,
+        "title": subject.title,
+        "url": "",
+        "mode": subject.mode,
+        "state": "closed",
+    }
     response = staff.post(f"/admin/comments/subject/{subject.pk}/change/", form)
     assert response.status_code == 302, response.content.decode()[:2000]
 

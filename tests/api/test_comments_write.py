@@ -43,12 +43,24 @@ def test_posting_a_comment_returns_201_with_the_full_comment_object(client_for, 
     item = response.json()
     assert_comment_shape(item)
     assert item["subject_id"] == subject.pk
-    assert (item["reply_to_id"], item["root_id"], item["reply_to"], item["depth"], item["floor"]) == (None, None, None, 0, 1)
+    assert (item["reply_to_id"], item["root_id"], item["reply_to"], item["depth"], item["floor"]) == (
+        None,
+        None,
+        None,
+        0,
+        1,
+    )
     assert item["author"] == {"id": user.pk, "name": user.public_name, "avatar": None}
     assert item["body"] == "Hello **world**"
     assert "<strong>world</strong>" in item["html"]
     assert (item["status"], item["visibility"]) == ("published", "public")
-    assert (item["pinned"], item["featured"], item["like_count"], item["liked"], item["reply_count"]) == (False, False, 0, False, 0)
+    assert (item["pinned"], item["featured"], item["like_count"], item["liked"], item["reply_count"]) == (
+        False,
+        False,
+        0,
+        False,
+        0,
+    )
     assert item["edited_at"] is None
     created = assert_iso_time(item["created_at"])
     assert abs((timezone.now() - created).total_seconds()) < 60
@@ -63,7 +75,10 @@ def test_a_reply_names_its_target_its_thread_and_its_floor_in_the_thread(client_
     item = first.json()
     assert_comment_shape(item)
     assert (item["reply_to_id"], item["root_id"], item["depth"], item["floor"]) == (root.pk, root.pk, 1, 1)
-    assert item["reply_to"] == {"id": root.pk, "author": {"id": other_user.pk, "name": other_user.public_name, "avatar": None}}
+    assert item["reply_to"] == {
+        "id": root.pk,
+        "author": {"id": other_user.pk, "name": other_user.public_name, "avatar": None},
+    }
 
     deeper = post(client_for(other_user), subject, {"body": "reply to the reply", "reply_to_id": item["id"]}).json()
     assert (deeper["reply_to_id"], deeper["root_id"], deeper["depth"], deeper["floor"]) == (item["id"], root.pk, 2, 2)
@@ -87,7 +102,9 @@ def test_a_body_of_exactly_5000_characters_is_accepted(client_for, user, subject
 
 
 @pytest.mark.parametrize(
-    "body", ["", " ", "   \n\t  ", "\u3000", "a" * 5001, "a\x00b", "\x00"], ids=["empty", "space", "whitespace", "ideographic-space", "5001", "nul-inside", "nul"]
+    "body",
+    ["", " ", "   \n\t  ", "\u3000", "a" * 5001, "a\x00b", "\x00"],
+    ids=["empty", "space", "whitespace", "ideographic-space", "5001", "nul-inside", "nul"],
 )
 def test_an_empty_whitespace_only_too_long_or_nul_body_is_invalid(client_for, user, subject, body):
     error = assert_error(post(client_for(user), subject, {"body": body}), 400, "invalid")
@@ -147,7 +164,9 @@ def test_posting_anonymously_is_not_authenticated(api, subject):
 
 
 def test_posting_to_an_unknown_subject_is_not_found(client_for, user, db):
-    assert_error(client_for(user).post(f"{API}/subjects/424242/comments", {"body": "x"}, format="json"), 404, "not_found")
+    assert_error(
+        client_for(user).post(f"{API}/subjects/424242/comments", {"body": "x"}, format="json"), 404, "not_found"
+    )
 
 
 @pytest.mark.parametrize("visibility", ["secret", "", 1, None])
@@ -163,14 +182,30 @@ def test_a_friends_only_comment_is_posted_with_its_visibility(client_for, user, 
 
 def test_fields_a_client_may_not_set_are_ignored(client_for, user, other_user, subject):
     response = post(
-        client_for(user), subject,
-        {"body": "x", "status": "rejected", "pinned": True, "featured": True, "like_count": 99,
-         "reply_count": 7, "author": {"id": other_user.pk}, "floor": 40, "id": 5},
+        client_for(user),
+        subject,
+        {
+            "body": "x",
+            "status": "rejected",
+            "pinned": True,
+            "featured": True,
+            "like_count": 99,
+            "reply_count": 7,
+            "author": {"id": other_user.pk},
+            "floor": 40,
+            "id": 5,
+        },
     )
     assert response.status_code == 201
     item = response.json()
-    assert (item["status"], item["pinned"], item["featured"], item["like_count"], item["reply_count"], item["floor"]) == (
-        "published", False, False, 0, 0, 1)
+    assert (
+        item["status"],
+        item["pinned"],
+        item["featured"],
+        item["like_count"],
+        item["reply_count"],
+        item["floor"],
+    ) == ("published", False, False, 0, 0, 1)
     assert item["author"]["id"] == user.pk
     assert item["id"] != 5
 
@@ -240,19 +275,29 @@ def test_the_author_edits_within_the_window_and_html_is_rerendered(client_for, u
 
 def test_someone_else_may_not_edit_a_comment(client_for, user, other_user, subject):
     comment = CommentFactory(subject=subject, author=user, body="mine")
-    assert_error(client_for(other_user).patch(f"{API}/comments/{comment.pk}", {"body": "theirs"}, format="json"), 403, "permission_denied")
+    assert_error(
+        client_for(other_user).patch(f"{API}/comments/{comment.pk}", {"body": "theirs"}, format="json"),
+        403,
+        "permission_denied",
+    )
     assert client_for(user).get(f"{API}/comments/{comment.pk}").json()["body"] == "mine"
 
 
 def test_a_moderator_may_not_edit_someone_elses_comment_text(client_for, user, moderator, subject):
     comment = CommentFactory(subject=subject, author=user, body="mine")
-    assert_error(client_for(moderator).patch(f"{API}/comments/{comment.pk}", {"body": "theirs"}, format="json"), 403, "permission_denied")
+    assert_error(
+        client_for(moderator).patch(f"{API}/comments/{comment.pk}", {"body": "theirs"}, format="json"),
+        403,
+        "permission_denied",
+    )
 
 
 def test_the_author_may_not_edit_after_the_window(client_for, user, subject):
     comment = CommentFactory(subject=subject, author=user, body="old")
     Comment.objects.filter(pk=comment.pk).update(created_at=timezone.now() - timedelta(seconds=901))
-    assert_error(client_for(user).patch(f"{API}/comments/{comment.pk}", {"body": "new"}, format="json"), 403, "permission_denied")
+    assert_error(
+        client_for(user).patch(f"{API}/comments/{comment.pk}", {"body": "new"}, format="json"), 403, "permission_denied"
+    )
     assert client_for(user).get(f"{API}/comments/{comment.pk}").json()["body"] == "old"
 
 
@@ -260,7 +305,9 @@ def test_the_edit_window_follows_the_setting(client_for, user, subject, settings
     comment = CommentFactory(subject=subject, author=user, body="old")
     Comment.objects.filter(pk=comment.pk).update(created_at=timezone.now() - timedelta(seconds=120))
     settings.COMMENTS_EDIT_WINDOW = 60
-    assert_error(client_for(user).patch(f"{API}/comments/{comment.pk}", {"body": "new"}, format="json"), 403, "permission_denied")
+    assert_error(
+        client_for(user).patch(f"{API}/comments/{comment.pk}", {"body": "new"}, format="json"), 403, "permission_denied"
+    )
     settings.COMMENTS_EDIT_WINDOW = 3600
     assert client_for(user).patch(f"{API}/comments/{comment.pk}", {"body": "new"}, format="json").status_code == 200
 

@@ -21,8 +21,13 @@ SECRET = "test-sso-secret"  # SiteFactory's
 
 
 def claims(**overrides):
-    data = {"id": "host-42", "name": "Ada", "email": "ada@host.example", "avatar": "https://host.example/a.png",
-            "exp": int(time.time()) + 600}
+    data = {
+        "id": "host-42",
+        "name": "Ada",
+        "email": "ada@host.example",
+        "avatar": "https://host.example/a.png",
+        "exp": int(time.time()) + 600,
+    }
     data.update(overrides)
     return {k: v for k, v in data.items() if v is not None}
 
@@ -82,8 +87,14 @@ def test_an_inactive_users_password_login_is_not_authenticated(api, db):
 
 @pytest.mark.parametrize(
     "payload",
-    [{}, {"username": "alice"}, {"password": "pw-123456"}, {"username": 12, "password": "pw-123456"},
-     {"username": "alice", "password": ["pw-123456"]}, {"username": None, "password": None}],
+    [
+        {},
+        {"username": "alice"},
+        {"password": "pw-123456"},
+        {"username": 12, "password": "pw-123456"},
+        {"username": "alice", "password": ["pw-123456"]},
+        {"username": None, "password": None},
+    ],
 )
 def test_a_token_request_with_missing_or_mistyped_fields_is_invalid(api, db, payload):
     UserFactory(username="alice")
@@ -114,7 +125,11 @@ def test_the_same_site_and_host_id_maps_to_the_same_user_and_updates_name_and_av
     assert second["user"]["id"] == first["user"]["id"]
     assert second["user"]["name"] == "Ada Lovelace"
     assert User.objects.get(pk=second["user"]["id"]).avatar_url == "https://host.example/b.png"
-    assert second["user"]["avatar"] == avatar_path(second["user"]["id"], "https://host.example/b.png") != first["user"]["avatar"]
+    assert (
+        second["user"]["avatar"]
+        == avatar_path(second["user"]["id"], "https://host.example/b.png")
+        != first["user"]["avatar"]
+    )
     assert second["token"] != first["token"]
     assert ExternalIdentity.objects.filter(site=site, external_id="host-42").count() == 1
 
@@ -232,8 +247,12 @@ def test_an_expired_token_is_not_authenticated(api, user):
 
 @pytest.mark.parametrize("field", ["id", "name", "email", "avatar"])
 def test_an_sso_payload_with_a_lone_surrogate_is_refused_not_a_server_error(api, site, field):
-    value = {"id": "host-\ud800", "name": "Ada \ud800", "email": "a\ud800@host.example",
-             "avatar": "https://host.example/\ud800.png"}[field]
+    value = {
+        "id": "host-\ud800",
+        "name": "Ada \ud800",
+        "email": "a\ud800@host.example",
+        "avatar": "https://host.example/\ud800.png",
+    }[field]
     response = sso(api, site.key, sign_payload(SECRET, claims(**{field: value})))
     assert response.status_code in (200, 401), (response.status_code, response.content[:300])
     if response.status_code == 401:
@@ -260,5 +279,7 @@ def test_a_session_user_is_authenticated_and_writes_need_the_csrf_token(user, su
     request = RequestFactory().get("/")
     token = get_token(request)
     client.cookies["csrftoken"] = request.META["CSRF_COOKIE"]
-    accepted = client.post(f"{API}/subjects/{subject.pk}/comments", {"body": "x"}, format="json", HTTP_X_CSRFTOKEN=token)
+    accepted = client.post(
+        f"{API}/subjects/{subject.pk}/comments", {"body": "x"}, format="json", HTTP_X_CSRFTOKEN=token
+    )
     assert accepted.status_code == 201, accepted.content

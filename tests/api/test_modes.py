@@ -197,7 +197,9 @@ def test_flat_lists_every_depth_oldest_first_by_default(api, user, subject):
 
 def test_flat_sort_new_lists_newest_first(api, user, subject):
     made = make_tree(subject, user)
-    assert ids(first_page(api, url(subject), {"mode": "flat", "sort": "new"})["items"]) == [c.pk for c in reversed(made)]
+    assert ids(first_page(api, url(subject), {"mode": "flat", "sort": "new"})["items"]) == [
+        c.pk for c in reversed(made)
+    ]
     assert ids(first_page(api, url(subject), {"mode": "flat", "sort": "old"})["items"]) == [c.pk for c in made]
 
 

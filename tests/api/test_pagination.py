@@ -122,7 +122,9 @@ def test_two_level_cursors_return_every_top_level_comment_once_while_comments_ar
 @pytest.mark.parametrize("mode, sort", [("flat", "old"), ("flat", "new"), ("stacked", "old"), ("stacked", "new")])
 def test_flat_and_stacked_cursors_return_every_comment_once_while_comments_arrive(api, world, mode, sort, limit):
     url = f"{API}/subjects/{world.subject.pk}/comments"
-    seen, initial = churning_walk(api, url, {"mode": mode, "sort": sort, "limit": limit}, world, lambda c: True, lambda c: True)
+    seen, initial = churning_walk(
+        api, url, {"mode": mode, "sort": sort, "limit": limit}, world, lambda c: True, lambda c: True
+    )
     old = [i for i in seen if i in initial]
     assert old == sorted(old, reverse=(sort == "new"))
 
@@ -160,8 +162,14 @@ def test_user_comment_cursors_return_every_comment_once_while_the_user_posts(api
 
 @pytest.mark.parametrize(
     "params",
-    [{"sort": "hot"}, {"sort": "new"}, {"sort": "old"}, {"mode": "flat"}, {"mode": "flat", "sort": "new"},
-     {"mode": "stacked"}],
+    [
+        {"sort": "hot"},
+        {"sort": "new"},
+        {"sort": "old"},
+        {"mode": "flat"},
+        {"mode": "flat", "sort": "new"},
+        {"mode": "stacked"},
+    ],
     ids=str,
 )
 def test_paging_through_a_quiet_list_gives_the_same_sequence_as_one_big_page(api, world, params):
@@ -190,7 +198,9 @@ def test_a_page_of_exactly_the_remaining_items_may_end_the_list(api, user, subje
 # --- hypothesis: two_level hot with random likes, limits and arrivals ------------------------
 
 
-@hsettings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@hsettings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(
     likes=st.lists(st.integers(0, 6), min_size=1, max_size=14),
     pinned=st.sets(st.integers(0, 13), max_size=2),
@@ -227,7 +237,9 @@ def test_two_level_pagination_property(db, likes, pinned, limit, hot_limit, sort
     from rest_framework.test import APIClient
 
     with override_settings(COMMENTS_HOT_LIMIT=hot_limit):
-        seen = walk_ids(APIClient(), f"{API}/subjects/{subject.pk}/comments", {"sort": sort, "limit": limit}, between=between)
+        seen = walk_ids(
+            APIClient(), f"{API}/subjects/{subject.pk}/comments", {"sort": sort, "limit": limit}, between=between
+        )
     assert_exactly_once(seen, initial, new)
     pinned_ids = {roots[i].pk for i in pinned if i < len(roots)}
     assert set(seen[: len(pinned_ids)]) == pinned_ids
@@ -304,7 +316,15 @@ def test_a_malformed_cursor_is_invalid(api, world, which):
     good = _get(api, url, {"limit": 1}).json()["next_cursor"]
     assert good
     bad = [
-        "garbage", "", "\x00", "a" * 9000, _tamper(good), good[:-3], good + "x", "." * 40, ":::",
+        "garbage",
+        "",
+        "\x00",
+        "a" * 9000,
+        _tamper(good),
+        good[:-3],
+        good + "x",
+        "." * 40,
+        ":::",
         signing.dumps({"s": "x", "p": {}}, salt="another salt"),
         signing.dumps([1, 2, 3], salt="comments.cursor", compress=True),
         "%ff%fe",
@@ -380,8 +400,15 @@ def test_a_cursor_made_for_another_endpoint_is_invalid(api, world, other_user):
 
 
 MALFORMED_POSITIONS = [
-    {"h": "x"}, {"h": [1, "2"]}, {"h": [], "o": -1}, {"h": [], "o": "1"}, {"h": [], "o": 0, "k": "abc"},
-    {"k": "abc"}, {"k": [1]}, {"k": None, "o": None}, {},
+    {"h": "x"},
+    {"h": [1, "2"]},
+    {"h": [], "o": -1},
+    {"h": [], "o": "1"},
+    {"h": [], "o": 0, "k": "abc"},
+    {"k": "abc"},
+    {"k": [1]},
+    {"k": None, "o": None},
+    {},
 ]
 
 

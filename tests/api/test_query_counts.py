@@ -43,8 +43,13 @@ def _get_page(api, subject, params, django_assert_max_num_queries, expected_item
 
 @pytest.mark.parametrize("sort", ["hot", "new", "old"])
 def test_a_two_level_first_page_takes_at_most_six_queries(api, page_subject, django_assert_max_num_queries, sort):
-    body = _get_page(api, page_subject, {"mode": "two_level", "sort": sort, "limit": 20, "replies": 3},
-                     django_assert_max_num_queries, 20)
+    body = _get_page(
+        api,
+        page_subject,
+        {"mode": "two_level", "sort": sort, "limit": 20, "replies": 3},
+        django_assert_max_num_queries,
+        20,
+    )
     assert all(len(item["replies"]) == 3 for item in body["items"])
 
 
@@ -57,8 +62,12 @@ def test_a_flat_or_stacked_first_page_takes_at_most_six_queries(api, page_subjec
 
 @pytest.mark.parametrize(
     "params, expected",
-    [({"mode": "two_level", "sort": "hot", "replies": 3}, 100), ({"mode": "two_level", "sort": "new", "replies": 10}, 100),
-     ({"mode": "flat"}, 100), ({"mode": "stacked"}, 100)],
+    [
+        ({"mode": "two_level", "sort": "hot", "replies": 3}, 100),
+        ({"mode": "two_level", "sort": "new", "replies": 10}, 100),
+        ({"mode": "flat"}, 100),
+        ({"mode": "stacked"}, 100),
+    ],
     ids=str,
 )
 @pytest.mark.parametrize("viewer", ["anonymous", "signed_in"])
@@ -70,14 +79,20 @@ def test_a_first_page_of_one_hundred_takes_at_most_six_queries(
     _get_page(client, big_subject, {**params, "limit": 100}, django_assert_max_num_queries, expected)
 
 
-@pytest.mark.parametrize("params", [{"mode": "two_level", "sort": "hot"}, {"mode": "two_level", "sort": "new"}, {"mode": "flat"}, {"mode": "stacked"}], ids=str)
+@pytest.mark.parametrize(
+    "params",
+    [{"mode": "two_level", "sort": "hot"}, {"mode": "two_level", "sort": "new"}, {"mode": "flat"}, {"mode": "stacked"}],
+    ids=str,
+)
 def test_a_later_page_costs_what_the_first_page_costs(api, page_subject, django_assert_max_num_queries, params):
     first = api.get(f"{API}/subjects/{page_subject.pk}/comments", {**params, "limit": 7}).json()
     second = first
     for _ in range(2):
         assert second["next_cursor"]
         with django_assert_max_num_queries(MAX_QUERIES):
-            response = api.get(f"{API}/subjects/{page_subject.pk}/comments", {**params, "limit": 7, "cursor": second["next_cursor"]})
+            response = api.get(
+                f"{API}/subjects/{page_subject.pk}/comments", {**params, "limit": 7, "cursor": second["next_cursor"]}
+            )
         assert response.status_code == 200
         second = response.json()
         assert 0 < len(second["items"]) <= 7
@@ -88,8 +103,12 @@ def test_replies_tree_and_user_lists_are_query_bounded(api, page_subject, django
 
     root = Comment.objects.filter(subject=page_subject, depth=0).first()
     author = Comment.objects.filter(subject=page_subject).first().author
-    for url in (f"{API}/comments/{root.pk}/replies", f"{API}/comments/{root.pk}/replies?sort=hot",
-                f"{API}/comments/{root.pk}/tree", f"{API}/users/{author.pk}/comments"):
+    for url in (
+        f"{API}/comments/{root.pk}/replies",
+        f"{API}/comments/{root.pk}/replies?sort=hot",
+        f"{API}/comments/{root.pk}/tree",
+        f"{API}/users/{author.pk}/comments",
+    ):
         with django_assert_max_num_queries(MAX_QUERIES):
             response = api.get(url)
         assert response.status_code == 200 and response.json()["items"]

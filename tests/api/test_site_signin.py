@@ -21,7 +21,13 @@ def test_a_new_site_allows_sso_and_email_but_not_guests(api, db):
     response = api.get(signin_url(site))
     assert response.status_code == 200
     assert response.json() == {
-        "site": "fresh", "sso": True, "email": True, "oidc": [], "guests": False, "link_email": False, "guest_moderation": "pre",
+        "site": "fresh",
+        "sso": True,
+        "email": True,
+        "oidc": [],
+        "guests": False,
+        "link_email": False,
+        "guest_moderation": "pre",
     }
 
 
@@ -39,7 +45,13 @@ def test_a_moderator_changes_only_what_they_send(api, db):
 
     assert response.status_code == 200, response.content
     assert response.json() == {
-        "site": site.key, "sso": True, "email": False, "oidc": [], "guests": True, "link_email": True, "guest_moderation": "pre",
+        "site": site.key,
+        "sso": True,
+        "email": False,
+        "oidc": [],
+        "guests": True,
+        "link_email": True,
+        "guest_moderation": "pre",
     }
     site.refresh_from_db()
     assert (site.signin_sso, site.signin_email, site.signin_guests, site.signin_link_email) == (True, False, True, True)
@@ -59,7 +71,14 @@ def test_bad_values_are_invalid_and_change_nothing(api, db):
     moderator = UserFactory(is_staff=True)
     site = SiteFactory()
     api.force_authenticate(moderator)
-    for body in ({"email": "no"}, {"guests": 0}, {"link_email": "yes"}, {"oidc": "github"}, {"oidc": [1]}, {"sso": False, "oidc": ["nowhere"]}):
+    for body in (
+        {"email": "no"},
+        {"guests": 0},
+        {"link_email": "yes"},
+        {"oidc": "github"},
+        {"oidc": [1]},
+        {"sso": False, "oidc": ["nowhere"]},
+    ):
         error = assert_error(api.patch(signin_url(site), body, format="json"), 400, "invalid")
         assert {name.split(".")[0] for name in error["fields"]} <= set(body), (body, error)
     site.refresh_from_db()

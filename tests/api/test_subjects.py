@@ -112,7 +112,9 @@ def test_lookup_of_an_unknown_subject_is_not_found(api, subject):
     assert_error(api.get(f"{API}/subjects/lookup", {"site": "nosite", "key": subject.key}), 404, "not_found")
 
 
-@pytest.mark.parametrize("params", [{}, {"site": "SITE"}, {"key": "KEY"}, {"site": "", "key": "KEY"}, {"site": "SITE", "key": ""}])
+@pytest.mark.parametrize(
+    "params", [{}, {"site": "SITE"}, {"key": "KEY"}, {"site": "", "key": "KEY"}, {"site": "SITE", "key": ""}]
+)
 def test_lookup_without_site_and_key_is_invalid(api, subject, params):
     params = {k: {"SITE": subject.site.key, "KEY": subject.key}.get(v, v) for k, v in params.items()}
     assert_error(api.get(f"{API}/subjects/lookup", params), 400, "invalid")
@@ -152,7 +154,11 @@ def test_a_site_moderator_changes_mode_state_and_title(client_for, moderator, su
 def test_a_partial_patch_changes_only_the_given_field(client_for, moderator, subject):
     response = client_for(moderator).patch(f"{API}/subjects/{subject.pk}", {"mode": "flat"}, format="json")
     assert response.status_code == 200
-    assert (response.json()["mode"], response.json()["state"], response.json()["title"]) == ("flat", "open", subject.title)
+    assert (response.json()["mode"], response.json()["state"], response.json()["title"]) == (
+        "flat",
+        "open",
+        subject.title,
+    )
 
 
 def test_staff_may_change_any_sites_subject(client_for, staff, subject):
@@ -162,18 +168,28 @@ def test_staff_may_change_any_sites_subject(client_for, staff, subject):
 
 
 def test_a_plain_user_may_not_change_a_subject(client_for, user, subject, api):
-    assert_error(client_for(user).patch(f"{API}/subjects/{subject.pk}", {"state": "closed"}, format="json"), 403, "permission_denied")
+    assert_error(
+        client_for(user).patch(f"{API}/subjects/{subject.pk}", {"state": "closed"}, format="json"),
+        403,
+        "permission_denied",
+    )
     assert api.get(f"{API}/subjects/{subject.pk}").json()["state"] == "open"
 
 
 def test_a_moderator_of_another_site_may_not_change_a_subject(client_for, subject, user):
     other_site = SiteFactory(key="elsewhere")
     other_site.moderators.add(user)
-    assert_error(client_for(user).patch(f"{API}/subjects/{subject.pk}", {"mode": "flat"}, format="json"), 403, "permission_denied")
+    assert_error(
+        client_for(user).patch(f"{API}/subjects/{subject.pk}", {"mode": "flat"}, format="json"),
+        403,
+        "permission_denied",
+    )
 
 
 def test_changing_a_subject_anonymously_is_not_authenticated(api, subject):
-    assert_error(api.patch(f"{API}/subjects/{subject.pk}", {"state": "closed"}, format="json"), 401, "not_authenticated")
+    assert_error(
+        api.patch(f"{API}/subjects/{subject.pk}", {"state": "closed"}, format="json"), 401, "not_authenticated"
+    )
 
 
 @pytest.mark.parametrize(
@@ -184,7 +200,9 @@ def test_a_subject_patch_with_a_bad_value_is_invalid(client_for, moderator, subj
 
 
 def test_a_patch_of_an_unknown_subject_is_not_found(client_for, moderator, db):
-    assert_error(client_for(moderator).patch(f"{API}/subjects/987654", {"mode": "flat"}, format="json"), 404, "not_found")
+    assert_error(
+        client_for(moderator).patch(f"{API}/subjects/987654", {"mode": "flat"}, format="json"), 404, "not_found"
+    )
 
 
 # --- counts --------------------------------------------------------------------------------

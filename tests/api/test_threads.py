@@ -33,12 +33,16 @@ def test_replies_lists_every_reply_of_the_thread_oldest_first_by_default(api, us
         assert_comment_shape(item)
         assert item["root_id"] == root.pk
     assert body["items"][4]["reply_to"]["id"] == replies[2].pk
-    assert ids(first_page(api, f"{API}/comments/{root.pk}/replies", {"sort": "old"})["items"]) == [r.pk for r in replies]
+    assert ids(first_page(api, f"{API}/comments/{root.pk}/replies", {"sort": "old"})["items"]) == [
+        r.pk for r in replies
+    ]
 
 
 def test_replies_sort_new_lists_newest_first(api, user, subject):
     root, replies = thread(subject, user)
-    assert ids(first_page(api, f"{API}/comments/{root.pk}/replies", {"sort": "new"})["items"]) == [r.pk for r in reversed(replies)]
+    assert ids(first_page(api, f"{API}/comments/{root.pk}/replies", {"sort": "new"})["items"]) == [
+        r.pk for r in reversed(replies)
+    ]
 
 
 def test_replies_sort_hot_lists_the_hottest_first_then_the_rest_oldest_first(api, user, subject, settings):
@@ -209,12 +213,17 @@ def test_a_user_sees_every_own_comment_in_their_history(client_for, user, subjec
     assert status[published.pk] == "published"
 
 
-def test_mutual_followers_see_a_users_friends_only_comments_in_the_history(client_for, user, other_user, third_user, subject):
+def test_mutual_followers_see_a_users_friends_only_comments_in_the_history(
+    client_for, user, other_user, third_user, subject
+):
     published, pending, shadow, deleted, friends = _statuses(subject, user)
     services.follow_set(follower=user, followee_id=other_user.pk, following=True)
     services.follow_set(follower=other_user, followee_id=user.pk, following=True)
     services.follow_set(follower=third_user, followee_id=user.pk, following=True)  # one-way
-    assert ids(first_page(client_for(other_user), f"{API}/users/{user.pk}/comments")["items"]) == [friends.pk, published.pk]
+    assert ids(first_page(client_for(other_user), f"{API}/users/{user.pk}/comments")["items"]) == [
+        friends.pk,
+        published.pk,
+    ]
     assert ids(first_page(client_for(third_user), f"{API}/users/{user.pk}/comments")["items"]) == [published.pk]
 
 

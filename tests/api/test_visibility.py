@@ -29,7 +29,9 @@ MODES = ["two_level", "flat", "stacked"]
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_pending_comment_is_seen_by_its_author_as_pending_and_by_nobody_else(api, client_for, user, other_user, subject, mode):
+def test_a_pending_comment_is_seen_by_its_author_as_pending_and_by_nobody_else(
+    api, client_for, user, other_user, subject, mode
+):
     root = CommentFactory(subject=subject, author=other_user)
     pending_root = CommentFactory(subject=subject, author=user)
     pending_reply = CommentFactory(subject=subject, author=user, reply_to=root)
@@ -47,7 +49,9 @@ def test_a_pending_comment_is_seen_by_its_author_as_pending_and_by_nobody_else(a
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_shadow_comment_looks_published_to_its_author_and_is_hidden_from_others(api, client_for, user, other_user, subject, mode):
+def test_a_shadow_comment_looks_published_to_its_author_and_is_hidden_from_others(
+    api, client_for, user, other_user, subject, mode
+):
     root = CommentFactory(subject=subject, author=other_user)
     shadow_root = CommentFactory(subject=subject, author=user)
     shadow_reply = CommentFactory(subject=subject, author=user, reply_to=root)
@@ -72,7 +76,9 @@ def test_a_shadow_reply_is_not_counted_in_the_public_reply_count(api, client_for
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_friends_only_comment_is_seen_by_its_author_and_mutual_followers_only(api, client_for, user, other_user, third_user, subject, mode):
+def test_a_friends_only_comment_is_seen_by_its_author_and_mutual_followers_only(
+    api, client_for, user, other_user, third_user, subject, mode
+):
     services.follow_set(follower=user, followee_id=other_user.pk, following=True)
     services.follow_set(follower=other_user, followee_id=user.pk, following=True)
     services.follow_set(follower=third_user, followee_id=user.pk, following=True)  # follows, not followed back
@@ -133,8 +139,10 @@ def test_a_gone_comment_without_visible_replies_is_left_out(api, client_for, use
 @pytest.mark.parametrize("mode", MODES)
 def test_site_moderators_see_everything_with_the_true_status(client_for, moderator, user, other_user, subject, mode):
     root = CommentFactory(subject=subject, author=other_user)
-    made = {status: CommentFactory(subject=subject, author=user, body=f"{status} body") for status in
-            ("pending", "shadow", "deleted", "rejected")}
+    made = {
+        status: CommentFactory(subject=subject, author=user, body=f"{status} body")
+        for status in ("pending", "shadow", "deleted", "rejected")
+    }
     made["reply-pending"] = CommentFactory(subject=subject, author=user, reply_to=root, body="reply-pending body")
     for status, comment in made.items():
         services.comment_set_status(comment_id=comment.pk, to_status=status.replace("reply-", ""))
@@ -185,7 +193,9 @@ def test_counters_count_only_public_published_comments(api, user, other_user, su
     assert api.get(f"{API}/comments/{r1.pk}").json()["reply_count"] == 1  # direct: r1x
     item = first_page(api, url(subject), {"mode": "two_level"})["items"][0]
     assert item["id"] == root.pk and item["reply_count"] == 2
-    assert api.get(f"{API}/counts", {"site": subject.site.key, "key": subject.key}).json() == {"counts": {subject.key: 3}}
+    assert api.get(f"{API}/counts", {"site": subject.site.key, "key": subject.key}).json() == {
+        "counts": {subject.key: 3}
+    }
 
 
 def test_counters_come_back_when_a_pending_comment_is_published(api, user, subject):
@@ -217,7 +227,9 @@ def test_the_reply_to_author_of_a_hidden_target_is_not_revealed(client_for, user
     assert seen[reply.pk]["reply_to"] == {"id": root.pk, "author": None}
 
 
-def test_a_deleted_top_level_comment_stays_a_placeholder_for_whoever_sees_one_of_its_replies(client_for, api, user, other_user, third_user, subject):
+def test_a_deleted_top_level_comment_stays_a_placeholder_for_whoever_sees_one_of_its_replies(
+    client_for, api, user, other_user, third_user, subject
+):
     """Visibility is per viewer, so "kept for its visible replies" is too: a reply only some
     viewers may see (friends-only, or the viewer's own pending reply) keeps its deleted parent
     as a placeholder for them, or the thread vanishes for exactly the people who may read it."""

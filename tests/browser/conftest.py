@@ -94,7 +94,9 @@ def context(browser, request):
         OUTPUT.mkdir(parents=True, exist_ok=True)
         for index, open_page in enumerate(ctx.pages):
             try:
-                open_page.screenshot(path=str(OUTPUT / f"FAILED--{_slug(request.node.name)}--{index}.png"), full_page=True)
+                open_page.screenshot(
+                    path=str(OUTPUT / f"FAILED--{_slug(request.node.name)}--{index}.png"), full_page=True
+                )
             except Exception:  # noqa: BLE001 - a crashed page: nothing to save
                 pass
     ctx.close()
@@ -105,7 +107,9 @@ def page(context):
     """A page whose console errors and failed requests are collected in ``page.problems``."""
     new_page = context.new_page()
     new_page.problems = []
-    new_page.on("console", lambda m: new_page.problems.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+    new_page.on(
+        "console", lambda m: new_page.problems.append(f"console.{m.type}: {m.text}") if m.type == "error" else None
+    )
     new_page.on("pageerror", lambda e: new_page.problems.append(f"pageerror: {e}"))
     return new_page
 
@@ -259,7 +263,9 @@ def assert_seen_by_a_person(locator: Locator, *, seconds: float = 10) -> None:
         try:
             # Each look gets a few seconds even at the deadline: on a loaded machine a look cut
             # to the milliseconds left would report its own timeout instead of the reason.
-            problem = seen_problem = _why_a_person_cannot_see(locator, timeout_ms=max(deadline - time.monotonic(), 3) * 1000)
+            problem = seen_problem = _why_a_person_cannot_see(
+                locator, timeout_ms=max(deadline - time.monotonic(), 3) * 1000
+            )
         except PlaywrightError as error:  # replaced while being looked at (a list re-rendered)
             problem = f"it went away while being looked at: {error.message.splitlines()[0]}"
         if problem is None:

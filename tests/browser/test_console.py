@@ -27,7 +27,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 SCREENSHOTS_DIR = os.environ.get("SCREENSHOTS_DIR")
 
 BODIES = [
-    ("Buy cheap watches at http://spam.example and http://spam.example/2 and http://spam.example/3 and more!", ["spam:links"]),
+    (
+        "Buy cheap watches at http://spam.example and http://spam.example/2 and http://spam.example/3 and more!",
+        ["spam:links"],
+    ),
     ("You are all idiots and this article is garbage.", ["report:abuse", "word:idiots"]),
     ("I think the author misread the second study; the sample size was only 40.", ["policy:pre"]),
     ("Same comment again, same comment again, same comment again.", ["spam:repeat"]),
@@ -102,7 +105,8 @@ def test_approve_and_reject_from_the_queue(page, live_server, shot, queue, moder
     assert Comment.objects.get(pk=first.id).status == Status.PUBLISHED
     assert Comment.objects.get(pk=second.id).status == Status.REJECTED
     assert set(AuditEntry.objects.filter(actor=moderator).values_list("action", "comment_id")) == {
-        ("approve", first.id), ("reject", second.id)
+        ("approve", first.id),
+        ("reject", second.id),
     }
     # reloaded, the open queue holds only the undecided ones
     page.reload()
@@ -168,7 +172,9 @@ def test_a_task_claimed_by_another_moderator_is_refused(page, live_server, shot,
     other = UserFactory(username="other", display_name="Olga")
     site.moderators.add(other)
     task = ReviewTask.objects.get(comment_id=queue[0].id)
-    ReviewTask.objects.filter(pk=task.pk).update(claimed_by=other, claim_expires_at=timezone.now() + timedelta(minutes=5))
+    ReviewTask.objects.filter(pk=task.pk).update(
+        claimed_by=other, claim_expires_at=timezone.now() + timedelta(minutes=5)
+    )
     sign_in(page, live_server)
     target = row(page, queue[0])
     expect(target.locator("[data-claim]")).to_have_text("Claimed by Olga")
@@ -194,7 +200,10 @@ def test_task_in_context_and_the_dashboard(page, live_server, shot, queue, site,
             done = hold(CommentFactory(subject=thread), ["spam:links"])
             decided = now - timedelta(days=day, minutes=n)
             ReviewTask.objects.filter(pk=done.pk).update(
-                state=TaskState.DONE, decision="approve", decided_by=moderator, decided_at=decided,
+                state=TaskState.DONE,
+                decision="approve",
+                decided_by=moderator,
+                decided_at=decided,
                 created_at=decided - timedelta(minutes=5 + (day * 13) % 40 + n * 3),
             )
 
@@ -224,7 +233,12 @@ def test_dismissing_the_reports_of_a_published_comment_from_its_task_page(page, 
     subject = SubjectFactory(site=site, title="Why the new bridge is late")
     comment = CommentFactory(subject=subject, body="The contractor's own report says the steel came late.")
     reader = UserFactory(username="touchy", display_name="Touchy Reader")
-    report_create(comment=comment_ref_for_viewer(comment.id, reader), reporter=reader, reason="abuse", detail="rude to the contractor")
+    report_create(
+        comment=comment_ref_for_viewer(comment.id, reader),
+        reporter=reader,
+        reason="abuse",
+        detail="rude to the contractor",
+    )
     task = ReviewTask.objects.get(comment_id=comment.id)
     sign_in(page, live_server, target=f"/console/tasks/{task.pk}/")
     expect(page.locator(".reports")).to_contain_text("rude to the contractor")

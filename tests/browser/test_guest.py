@@ -29,7 +29,9 @@ from tests.factories import CommentFactory, SubjectFactory, UserFactory
 @pytest.fixture
 def guest_host(live_server, transactional_db):
     """A static blog taking guests and nothing else (no server to sign SSO payloads)."""
-    url, server = serve_static_page(live_server, sso_secret="", signin_sso=False, signin_email=False, signin_guests=True)
+    url, server = serve_static_page(
+        live_server, sso_secret="", signin_sso=False, signin_email=False, signin_guests=True
+    )
     yield url
     server.shutdown()
     server.server_close()
@@ -173,7 +175,9 @@ def test_the_latest_comments_sidebar_marks_a_guest(hosted, page, settings):
     site.save()
     subject = SubjectFactory(site=site, title="Cats")
     CommentFactory(subject=subject, author=UserFactory(display_name="Ada"), body="a member's words")
-    guest_comment_post(site=site, key=subject.key, body="a guest's words", name="Ada", form_token=form_token_issue(site=site).token)
+    guest_comment_post(
+        site=site, key=subject.key, body="a guest's words", name="Ada", form_token=form_token_issue(site=site).token
+    )
     page.goto(origin + "/")
     items = page.locator(".comments-latest-item")
     expect(items).to_have_count(2)

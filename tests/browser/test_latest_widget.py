@@ -60,7 +60,9 @@ def test_the_sidebar_lists_the_sites_newest_comments_as_text(hosted, page, shot)
     items = page.locator(".comments-latest .comments-latest-item")
     expect(items).to_have_count(2)
     assert_seen_by_a_person(items.first)
-    expect(items.nth(0).locator(".comments-latest-text")).to_have_text("newest <img src=x onerror=alert(1)> & more")  # as text, not markup
+    expect(items.nth(0).locator(".comments-latest-text")).to_have_text(
+        "newest <img src=x onerror=alert(1)> & more"
+    )  # as text, not markup
     expect(items.nth(1).locator(".comments-latest-text")).to_have_text("the middle one")
     link = items.nth(0).locator("a.comments-latest-subject")
     expect(link).to_have_text("Cats")

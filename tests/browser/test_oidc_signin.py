@@ -47,7 +47,9 @@ def at_the_provider(window, oidc_provider):
     assert_seen_by_a_person(window.get_by_role("heading", name="Authorize Comment service?"))
 
 
-def test_a_reader_signs_in_with_the_provider_in_the_window_and_comments(page, context, live_server, static_host, oidc_provider, shot):
+def test_a_reader_signs_in_with_the_provider_in_the_window_and_comments(
+    page, context, live_server, static_host, oidc_provider, shot
+):
     page.static_host = static_host
     widget, window = open_window(page, context, live_server)
     shot(window, "window-choices")
@@ -72,7 +74,9 @@ def test_a_reader_signs_in_with_the_provider_in_the_window_and_comments(page, co
     assert [p for p in page.problems if "favicon" not in p] == []
 
 
-def test_a_provider_that_cuts_the_window_off_still_signs_the_reader_in(page, context, live_server, static_host, oidc_provider, shot):
+def test_a_provider_that_cuts_the_window_off_still_signs_the_reader_in(
+    page, context, live_server, static_host, oidc_provider, shot
+):
     """Its pages send Cross-Origin-Opener-Policy: same-origin, as some providers' do, so the
     window loses the frame that opened it; the frame takes the sign-in with its secret."""
     page.static_host = static_host
@@ -97,7 +101,9 @@ def test_a_provider_that_cuts_the_window_off_still_signs_the_reader_in(page, con
     assert ApiToken.objects.count() == 1
 
 
-def test_a_refused_consent_ends_in_the_window_and_signs_nobody_in(page, context, live_server, static_host, oidc_provider, shot):
+def test_a_refused_consent_ends_in_the_window_and_signs_nobody_in(
+    page, context, live_server, static_host, oidc_provider, shot
+):
     page.static_host = static_host
     widget, window = open_window(page, context, live_server)
     at_the_provider(window, oidc_provider)

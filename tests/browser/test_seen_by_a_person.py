@@ -23,15 +23,38 @@ def open_page(page, body: str) -> None:
 @pytest.mark.parametrize(
     "body, why",
     [
-        ('<label class="sr-only">Your reply<textarea id="field"></textarea></label>', r"clipped away by <label\.sr-only>"),
-        ('<textarea id="field" style="width: 1px; height: 1px; padding: 0; border: 0"></textarea>', r"has no box to see: 1x1 px"),
-        ('<div style="height: 20px; overflow: hidden"><textarea id="field"></textarea></div>', r"clipped away by <div> \(overflow: hidden hidden\)"),
-        ('<textarea id="field" style="clip-path: inset(50%)"></textarea>', r"clipped away by <textarea#field> \(clip-path: inset\(50%\)\)"),
+        (
+            '<label class="sr-only">Your reply<textarea id="field"></textarea></label>',
+            r"clipped away by <label\.sr-only>",
+        ),
+        (
+            '<textarea id="field" style="width: 1px; height: 1px; padding: 0; border: 0"></textarea>',
+            r"has no box to see: 1x1 px",
+        ),
+        (
+            '<div style="height: 20px; overflow: hidden"><textarea id="field"></textarea></div>',
+            r"clipped away by <div> \(overflow: hidden hidden\)",
+        ),
+        (
+            '<textarea id="field" style="clip-path: inset(50%)"></textarea>',
+            r"clipped away by <textarea#field> \(clip-path: inset\(50%\)\)",
+        ),
         ('<textarea id="field" style="position: absolute; left: -10000px"></textarea>', r"lies outside the viewport"),
         ('<div style="opacity: 0"><textarea id="field"></textarea></div>', r"is transparent: opacity 0"),
-        ('<textarea id="field"></textarea><div class="veil" style="position: absolute; inset: 0; background: #fff"></div>', r"covered .* by <div\.veil>"),
+        (
+            '<textarea id="field"></textarea><div class="veil" style="position: absolute; inset: 0; background: #fff"></div>',
+            r"covered .* by <div\.veil>",
+        ),
     ],
-    ids=["inside-a-visually-hidden-label", "a-1px-box", "overflow-of-a-short-box", "clip-path", "off-screen", "transparent", "covered"],
+    ids=[
+        "inside-a-visually-hidden-label",
+        "a-1px-box",
+        "overflow-of-a-short-box",
+        "clip-path",
+        "off-screen",
+        "transparent",
+        "covered",
+    ],
 )
 def test_a_hidden_field_fails_with_the_reason(page, body, why):
     open_page(page, body)

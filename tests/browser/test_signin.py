@@ -55,7 +55,9 @@ def static_host(live_server, transactional_db):
     server.server_close()
 
 
-def test_a_reader_signs_in_by_email_link_in_the_window_and_comments(page, context, live_server, static_host, smtp_server, shot):
+def test_a_reader_signs_in_by_email_link_in_the_window_and_comments(
+    page, context, live_server, static_host, smtp_server, shot
+):
     page.goto(static_host)
     widget = page.frame_locator("iframe")
     sign_in = widget.get_by_role("button", name="Sign in")

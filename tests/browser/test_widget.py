@@ -169,7 +169,9 @@ def test_sign_in_by_sso_then_post_reply_like_and_unlike(host, page, shot):
     click(frame.get_by_role("button", name="Post"))
     mine = frame.locator(".cw-c", has_text="Hello from Alice")
     expect(mine.locator("strong")).to_have_text("Alice")
-    expect(frame.locator("#cw-form").get_by_role("status")).to_have_text("Your comment was posted.")  # by its Post button
+    expect(frame.locator("#cw-form").get_by_role("status")).to_have_text(
+        "Your comment was posted."
+    )  # by its Post button
     expect(frame.locator("#cw-count")).to_have_text("3 comments")
     expect(page.locator("article [data-comment-count]")).to_have_text("3")
     snap(page, shot, "posted")
@@ -183,7 +185,9 @@ def test_sign_in_by_sso_then_post_reply_like_and_unlike(host, page, shot):
     page.keyboard.press("Control+Enter")
     expect(frame.locator(f"#replies-{first.id} .cw-c", has_text="A reply by keyboard")).to_be_visible()
     # Under the comment it answers, as the thread's other replies to it are: no "reply to".
-    expect(frame.locator(f"#replies-{first.id} .cw-c", has_text="A reply by keyboard").locator(".cw-to")).to_have_count(0)
+    expect(frame.locator(f"#replies-{first.id} .cw-c", has_text="A reply by keyboard").locator(".cw-to")).to_have_count(
+        0
+    )
     snap(page, shot, "replied")
 
     like = target.locator(".cw-like")
@@ -363,7 +367,9 @@ def test_readers_who_are_not_signed_in_are_asked_to_sign_in(host, page, shot):
     frame = widget(page)
     expect(frame.locator("#cw-form")).to_be_hidden()
     click(frame.locator(f"#c-{first.id} .cw-like"))
-    expect(frame.locator(f"#c-{first.id}").get_by_role("status")).to_have_text("Sign in to take part in the discussion.")
+    expect(frame.locator(f"#c-{first.id}").get_by_role("status")).to_have_text(
+        "Sign in to take part in the discussion."
+    )
     # The host page hears the request and points at its own sign-in.
     expect(page.locator("#user")).to_be_focused()
     expect(frame.locator(f"#c-{first.id} .cw-like-count")).to_have_text("0")
@@ -378,7 +384,9 @@ def test_two_level_loads_more_and_expands_replies(host, page, shot):
     expect(threads).to_have_count(20)
     expect(frame.locator(f"#replies-{first.id} .cw-c")).to_have_count(3)
     expect(frame.locator(f"#c-{first.id} .cw-floor-no")).to_have_text("#1")
-    expect(frame.locator(f"#replies-{first.id} .cw-floor-no")).to_have_text(["#1 · reply 1", "#1 · reply 2", "#1 · reply 3"])
+    expect(frame.locator(f"#replies-{first.id} .cw-floor-no")).to_have_text(
+        ["#1 · reply 1", "#1 · reply 2", "#1 · reply 3"]
+    )
     readme_shot(page, "widget-two_level", shot)
 
     click(frame.get_by_role("link", name="View all 5 replies"))
@@ -413,12 +421,16 @@ def test_flat_mode_is_one_list_with_reply_to_names(host, page, shot):
     expect(frame.locator(".cw-c", has_text="Another top-level one.").locator(".cw-to")).to_have_count(0)
     # Numbers say what they count: the discussion's floors, and a reply's place in its floor's
     # thread.
-    expect(frame.locator(".cw-items > li > .cw-c .cw-floor-no")).to_have_text(["#1", "#1 · reply 1", "#1 · reply 2", "#2"])
+    expect(frame.locator(".cw-items > li > .cw-c .cw-floor-no")).to_have_text(
+        ["#1", "#1 · reply 1", "#1 · reply 2", "#2"]
+    )
     expect(frame.locator(f"#c-{second.id} .cw-floor-no")).to_have_attribute("title", "Thread of floor 1, reply 1")
     expect(frame.locator(f"#c-{first.id} .cw-floor-no")).to_have_attribute("title", "Floor 1 of the discussion")
     readme_shot(page, "widget-flat", shot)
     page.goto(host.url(subject.key, lang="zh-hans"))
-    expect(widget(page).locator(".cw-items > li > .cw-c .cw-floor-no")).to_have_text(["1楼", "1楼 · 回复1", "1楼 · 回复2", "2楼"])
+    expect(widget(page).locator(".cw-items > li > .cw-c .cw-floor-no")).to_have_text(
+        ["1楼", "1楼 · 回复1", "1楼 · 回复2", "2楼"]
+    )
     snap(page, shot, "flat-zh-hans")
     no_problems(page)
 
@@ -438,7 +450,9 @@ def test_stacked_mode_shows_each_comment_under_its_folded_chain(host, page, shot
     expect(newest.locator(".cw-floor")).to_have_count(5)
     # The top-level comment is floor 1 of the discussion; everything under it counts in its thread.
     expect(newest.locator(".cw-c .cw-floor-no")).to_have_text("#1 · reply 11")
-    expect(newest.locator(".cw-floor .cw-floor-no")).to_have_text(["#1", "#1 · reply 1", "#1 · reply 8", "#1 · reply 9", "#1 · reply 10"])
+    expect(newest.locator(".cw-floor .cw-floor-no")).to_have_text(
+        ["#1", "#1 · reply 1", "#1 · reply 8", "#1 · reply 9", "#1 · reply 10"]
+    )
     readme_shot(page, "widget-stacked", shot)
     click(newest.get_by_role("link", name="Show 6 hidden floors"))
     expect(newest.locator(".cw-floor")).to_have_count(11)

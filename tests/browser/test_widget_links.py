@@ -48,7 +48,9 @@ def test_a_link_to_a_comment_on_the_first_page_marks_it_and_scrolls_to_it(host, 
 
 def test_a_link_to_a_comment_beyond_the_first_page_shows_it_above_the_list_with_what_it_answers(host, page, shot):
     subject, made = flat_subject(host.site)
-    answer = CommentFactory(subject=subject, author=UserFactory(display_name="Ben"), reply_to=made[3], body="The linked answer")
+    answer = CommentFactory(
+        subject=subject, author=UserFactory(display_name="Ben"), reply_to=made[3], body="The linked answer"
+    )
     page.goto(host.url(subject.key) + f"#comment-{answer.pk}")
     frame = widget(page)
     box = frame.locator(".cw-linked")

@@ -47,7 +47,9 @@ def two_level_thread(site, roots=22):
         root = CommentFactory(subject=subject, author=people[i % 3], body=BODY.format(f"Thread {i}"))
         made.append(root)
         for k in range(5 if i == roots - 1 else 1):
-            CommentFactory(subject=subject, author=people[(i + k + 1) % 3], reply_to=root, body=f"Reply {k} in thread {i}")
+            CommentFactory(
+                subject=subject, author=people[(i + k + 1) % 3], reply_to=root, body=f"Reply {k} in thread {i}"
+            )
     return subject, made
 
 
@@ -84,8 +86,10 @@ def said_where_they_acted(page, frame, text: str, acted: FloatRect, *, error: bo
     height = page.viewport_size["height"]
     scrolled = page.evaluate("scrollY")
     box = said.bounding_box()
-    where = (f"{text!r} is at y {box['y']:.0f} to {box['y'] + box['height']:.0f} of a {height} px high screen, "
-             f"the action at y {acted['y']:.0f}")
+    where = (
+        f"{text!r} is at y {box['y']:.0f} to {box['y'] + box['height']:.0f} of a {height} px high screen, "
+        f"the action at y {acted['y']:.0f}"
+    )
     assert box["y"] >= 0 and box["y"] + box["height"] <= height, f"off-screen: {where}"
     assert abs(box["y"] - acted["y"]) <= NEAR, f"far from the action: {where}"
     assert_seen_by_a_person(said)
@@ -100,7 +104,9 @@ def said_beside(frame, text: str, control: Locator) -> Locator:
     expect(said).to_have_text(text)
     expect(shown_messages(frame)).to_have_count(1)
     box, beside = said.bounding_box(), control.bounding_box()
-    assert abs(box["y"] - beside["y"]) <= NEAR, f"{text!r} is at y {box['y']:.0f}, what was clicked at y {beside['y']:.0f}"
+    assert abs(box["y"] - beside["y"]) <= NEAR, (
+        f"{text!r} is at y {box['y']:.0f}, what was clicked at y {beside['y']:.0f}"
+    )
     assert_seen_by_a_person(said)
     return said
 
@@ -109,7 +115,8 @@ def height_is_told(page):
     """The host page still sizes the frame to the widget, messages and all."""
     inner = lambda: page.frames[1].evaluate("Math.ceil(document.body.getBoundingClientRect().height)")  # noqa: E731
     page.wait_for_function(
-        "h => Math.abs(document.querySelector('#comments iframe').offsetHeight - h) <= 2", arg=inner(),
+        "h => Math.abs(document.querySelector('#comments iframe').offsetHeight - h) <= 2",
+        arg=inner(),
     )
     assert abs(frame_height(page) - inner()) <= 2
 
@@ -124,14 +131,18 @@ def test_signing_in_posting_and_signing_out_are_told_by_the_post_box_and_the_sig
     snap(page, shot, "signed-in")
 
     type_into(frame.locator("#cw-body"), "A new comment on a long thread")
-    posted = said_where_they_acted(page, frame, "Your comment was posted.", act(frame.get_by_role("button", name="Post")))
+    posted = said_where_they_acted(
+        page, frame, "Your comment was posted.", act(frame.get_by_role("button", name="Post"))
+    )
     expect(frame.locator("#cw-form")).to_contain_text("Your comment was posted.")  # in the form, by its button
     expect(frame.locator(".cw-c", has_text="A new comment on a long thread")).to_be_visible()
     height_is_told(page)
     snap(page, shot, "posted")
 
     # Posting again with nothing written: the error replaces the status.
-    said_where_they_acted(page, frame, "Please write something first.", act(frame.get_by_role("button", name="Post")), error=True)
+    said_where_they_acted(
+        page, frame, "Please write something first.", act(frame.get_by_role("button", name="Post")), error=True
+    )
     expect(posted).to_have_count(0)
     snap(page, shot, "empty")
 
@@ -156,7 +167,9 @@ def test_an_empty_then_a_real_reply_far_down_then_deleting_it_are_told_beside_it
 
     act(root.get_by_role("button", name="Reply"))
     form = frame.locator(".cw-reply-form")
-    said_where_they_acted(page, frame, "Please write something first.", act(form.get_by_role("button", name="Reply")), error=True)
+    said_where_they_acted(
+        page, frame, "Please write something first.", act(form.get_by_role("button", name="Reply")), error=True
+    )
     expect(form.get_by_role("alert")).to_have_text("Please write something first.")  # in the form
     snap(page, shot, "empty-reply")
 
@@ -170,7 +183,9 @@ def test_an_empty_then_a_real_reply_far_down_then_deleting_it_are_told_beside_it
 
     act(reply.get_by_role("button", name="Delete"))
     expect(said).to_have_count(0)  # the next action took it away
-    said_where_they_acted(page, frame, "Comment deleted.", act(reply.get_by_role("button", name="Delete? Click again to confirm")))
+    said_where_they_acted(
+        page, frame, "Comment deleted.", act(reply.get_by_role("button", name="Delete? Click again to confirm"))
+    )
     expect(reply).to_have_count(0)
     expect(middle.get_by_role("status")).to_have_text("Comment deleted.")  # where the reply was
     snap(page, shot, "deleted")
@@ -201,7 +216,12 @@ def test_likes_reports_deletes_and_refusals_far_down_are_told_beside_the_comment
     eleventh = frame.locator(f"#c-{comments[11].id}")
     act(eleventh.get_by_role("button", name="Report"))
     choose(eleventh.get_by_label("Why are you reporting this comment?"), "spam")
-    thanks = said_where_they_acted(page, frame, "Thanks, a moderator will look at it.", act(eleventh.locator(".cw-report").get_by_role("button", name="Report")))
+    thanks = said_where_they_acted(
+        page,
+        frame,
+        "Thanks, a moderator will look at it.",
+        act(eleventh.locator(".cw-report").get_by_role("button", name="Report")),
+    )
     snap(page, shot, "reported")
     like = eleventh.locator(".cw-like")
     act(like)
@@ -212,7 +232,9 @@ def test_likes_reports_deletes_and_refusals_far_down_are_told_beside_the_comment
     # Alice deletes her own comment (it has a reply, so a placeholder stays): told beside it.
     mine = frame.locator(f"#c-{comments[10].id}")
     act(mine.get_by_role("button", name="Delete"))
-    said_where_they_acted(page, frame, "Comment deleted.", act(mine.get_by_role("button", name="Delete? Click again to confirm")))
+    said_where_they_acted(
+        page, frame, "Comment deleted.", act(mine.get_by_role("button", name="Delete? Click again to confirm"))
+    )
     expect(mine).to_contain_text("This comment was deleted.")
     expect(mine.get_by_role("status")).to_have_text("Comment deleted.")
     snap(page, shot, "deleted")
@@ -220,7 +242,13 @@ def test_likes_reports_deletes_and_refusals_far_down_are_told_beside_the_comment
     # A moderator bans Alice meanwhile: her next like is refused, said beside it, undone.
     moderation.sanction_create(actor=UserFactory(is_staff=True), site=host.site, user_id=alice.pk, kind="ban")
     thirteenth = frame.locator(f"#c-{comments[13].id}")
-    said_where_they_acted(page, frame, "You cannot take part in discussions on this site.", act(thirteenth.locator(".cw-like")), error=True)
+    said_where_they_acted(
+        page,
+        frame,
+        "You cannot take part in discussions on this site.",
+        act(thirteenth.locator(".cw-like")),
+        error=True,
+    )
     expect(thirteenth.get_by_role("alert")).to_have_text("You cannot take part in discussions on this site.")
     expect(thirteenth.locator(".cw-like")).to_have_attribute("aria-pressed", "false")
     expect(frame.get_by_text("Comment deleted.")).to_have_count(0)
@@ -238,12 +266,16 @@ def test_loading_more_is_told_where_the_new_comments_begin_and_the_sign_in_at_th
     is_long(page)
 
     newest = roots[-1]
-    said = said_where_they_acted(page, frame, "More comments loaded.", act(frame.get_by_role("link", name="View all 5 replies")))
+    said = said_where_they_acted(
+        page, frame, "More comments loaded.", act(frame.get_by_role("link", name="View all 5 replies"))
+    )
     expect(frame.locator(f"#replies-{newest.id} .cw-c")).to_have_count(5)
     expect(frame.locator(f"#replies-{newest.id}").get_by_role("status")).to_have_text("More comments loaded.")
     snap(page, shot, "replies-expanded")
 
-    said_where_they_acted(page, frame, "More comments loaded.", act(frame.get_by_role("link", name="Load more comments")))
+    said_where_they_acted(
+        page, frame, "More comments loaded.", act(frame.get_by_role("link", name="Load more comments"))
+    )
     expect(threads).to_have_count(22)
     expect(said).to_have_count(1)  # the one by the link, not the one by the replies as well
     snap(page, shot, "loaded-more")

@@ -13,7 +13,9 @@ from ..api.conftest import API
 from ..factories import CommentFactory, SubjectFactory, UserFactory
 
 
-@pytest.mark.parametrize("mode, sort", [("two_level", "hot"), ("two_level", "new"), ("flat", "old"), ("stacked", "new")])
+@pytest.mark.parametrize(
+    "mode, sort", [("two_level", "hot"), ("two_level", "new"), ("flat", "old"), ("stacked", "new")]
+)
 def test_a_subjects_comment_page(hot_queries, api, site, user, mode, sort):
     subject = SubjectFactory(site=site, mode=mode)
     root = CommentFactory(subject=subject, author=user)
@@ -30,7 +32,9 @@ def test_posting_a_comment_and_a_reply(hot_queries, client_for, user, subject):
     with hot_queries("post a comment"):
         top = client.post(f"{API}/subjects/{subject.pk}/comments", {"body": "Hello"}, format="json")
     with hot_queries("post a reply"):
-        reply = client.post(f"{API}/subjects/{subject.pk}/comments", {"body": "Hi", "reply_to_id": root.pk}, format="json")
+        reply = client.post(
+            f"{API}/subjects/{subject.pk}/comments", {"body": "Hi", "reply_to_id": root.pk}, format="json"
+        )
     assert (top.status_code, reply.status_code) == (201, 201)
     assert reply.json()["reply_to_id"] == root.pk
 
@@ -79,7 +83,9 @@ def test_editing_and_deleting_a_comment(hot_queries, client_for, user, subject):
 def test_reporting_a_comment_and_a_moderators_decision(hot_queries, client_for, subject, moderator):
     comment = CommentFactory(subject=subject)
     with hot_queries("report a comment", comment_by_id=True):
-        reported = client_for(UserFactory()).post(f"{API}/comments/{comment.pk}/reports", {"reason": "spam"}, format="json")
+        reported = client_for(UserFactory()).post(
+            f"{API}/comments/{comment.pk}/reports", {"reason": "spam"}, format="json"
+        )
     assert reported.status_code == 201
     with hot_queries("a moderator rejects a comment", comment_by_id=True):
         decided = client_for(moderator).post(

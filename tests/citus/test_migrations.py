@@ -17,8 +17,15 @@ BEFORE = [
     ("moderation", "0003_audit_decisions_by_comment"),
     ("notifications", "0002_references_unchecked"),
 ]
-TABLES = ["comment_index", "comment_content", "likes_like", "likes_stalelikestate", "moderation_report",
-          "moderation_task", "notifications_subscription"]
+TABLES = [
+    "comment_index",
+    "comment_content",
+    "likes_like",
+    "likes_stalelikestate",
+    "moderation_report",
+    "moderation_task",
+    "notifications_subscription",
+]
 
 
 def _migrate(targets):
@@ -65,7 +72,10 @@ def old_schema_with_rows(transactional_db):
                 "INSERT INTO likes_like (comment_id, user_id, subject_id, created_at, active, version) VALUES (%s, %s, %s, %s, %s, 1)",
                 [root.pk, site_user.pk, subject.pk, now, True],
             )
-            cursor.execute("INSERT INTO likes_stalelikestate (comment_id, subject_id, created_at) VALUES (%s, %s, %s)", [root.pk, subject.pk, now])
+            cursor.execute(
+                "INSERT INTO likes_stalelikestate (comment_id, subject_id, created_at) VALUES (%s, %s, %s)",
+                [root.pk, subject.pk, now],
+            )
             cursor.execute(
                 "INSERT INTO moderation_report (comment_id, user_id, subject_id, reason, detail, created_at) VALUES (%s, %s, %s, 'spam', '', %s)",
                 [reply.pk, site_user.pk, subject.pk, now],

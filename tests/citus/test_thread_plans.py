@@ -28,8 +28,10 @@ def big_threads(db):
     subject = SubjectFactory()
     others = [SubjectFactory(site=subject.site).pk for _ in range(OTHER_SUBJECTS)]
     with connection.cursor() as cursor:
-        columns = ("id, subject_id, root_id, reply_to_id, path, depth, floor, status, visibility, pinned, featured, "
-                   "like_count, reply_count, descendant_count, reply_floor_seq, created_at")
+        columns = (
+            "id, subject_id, root_id, reply_to_id, path, depth, floor, status, visibility, pinned, featured, "
+            "like_count, reply_count, descendant_count, reply_floor_seq, created_at"
+        )
         cursor.execute(
             f"INSERT INTO comment_index ({columns}) SELECT r * 1000, %s, NULL, NULL, lpad(r::text, 11, '0'), 0, r, "
             "'published', 'public', false, false, 0, %s, %s, %s, now() FROM generate_series(1, %s) r",

@@ -30,7 +30,9 @@ from ..api.conftest import API
 from ..factories import CommentFactory, UserFactory
 from ..servers import Service, free_port, wait_until
 
-PG_BIN = Path("/usr/lib/postgresql") / (sorted(os.listdir("/usr/lib/postgresql"))[-1] if os.path.isdir("/usr/lib/postgresql") else "")
+PG_BIN = Path("/usr/lib/postgresql") / (
+    sorted(os.listdir("/usr/lib/postgresql"))[-1] if os.path.isdir("/usr/lib/postgresql") else ""
+)
 RETRY_SECONDS = 0.5  # COMMENTS_CACHE_RETRY while the test's own Redis is used
 
 
@@ -45,7 +47,8 @@ class RedisServer:
     def start(self) -> None:
         self.process = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         wait_until(self.answers, "the test's Redis did not answer")
 
@@ -168,20 +171,37 @@ def test_with_postgresql_stopped_cached_pages_are_served_and_writes_answer_503()
         cluster.create()
         redis_server.start()
         env = {
-            key: value for key, value in os.environ.items()
+            key: value
+            for key, value in os.environ.items()
             if key not in {"DATABASE_URL", "REDIS_URL", "LIKES_REDIS_URL", "CELERY_BROKER_URL", "COMMENTS_VAR_DIR"}
         }
         env.update(
-            DJANGO_SETTINGS_MODULE="config.settings", DJANGO_SECRET_KEY="availability", DATABASE_URL=cluster.url,
-            REDIS_URL=f"redis://127.0.0.1:{redis_server.port}/0", CELERY_BROKER_URL="memory://",
-            COMMENTS_VAR_DIR=str(folder / "var"), RATE_LIMITS="off", COMMENTS_HOT_PAGE_SECONDS="0",
+            DJANGO_SETTINGS_MODULE="config.settings",
+            DJANGO_SECRET_KEY="availability",
+            DATABASE_URL=cluster.url,
+            REDIS_URL=f"redis://127.0.0.1:{redis_server.port}/0",
+            CELERY_BROKER_URL="memory://",
+            COMMENTS_VAR_DIR=str(folder / "var"),
+            RATE_LIMITS="off",
+            COMMENTS_HOT_PAGE_SECONDS="0",
         )
         service = Service(env)
         service.manage("migrate", "--noinput")
-        service.manage("create_site", "avail", "--name", "Availability", "--origin", "https://host.example", "--sso-secret", "s3cret")
+        service.manage(
+            "create_site",
+            "avail",
+            "--name",
+            "Availability",
+            "--origin",
+            "https://host.example",
+            "--sso-secret",
+            "s3cret",
+        )
         service.manage("create_user", "writer", "--password", "a-long-password")
         service.start()
-        status, _, body = service.request("POST", f"{API}/auth/token", {"username": "writer", "password": "a-long-password"})
+        status, _, body = service.request(
+            "POST", f"{API}/auth/token", {"username": "writer", "password": "a-long-password"}
+        )
         assert status == 200, body
         token = json.loads(body)["token"]
         status, _, body = service.request("POST", f"{API}/subjects", {"site": "avail", "key": "post-1"}, token)

@@ -111,7 +111,11 @@ def test_the_service_is_no_open_proxy(db, host):
     "answer",
     [
         (200, {"Content-Type": "text/html"}, b"<script>alert(1)</script>"),
-        (200, {"Content-Type": "image/svg+xml"}, b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'),
+        (
+            200,
+            {"Content-Type": "image/svg+xml"},
+            b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
+        ),
         (200, {"Content-Type": "image/png"}, PNG * (avatars.MAX_BYTES // len(PNG) + 1)),
         (500, {"Content-Type": "image/png"}, PNG),
     ],

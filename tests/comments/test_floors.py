@@ -50,6 +50,7 @@ def test_floors_stay_gapless_and_unique_under_sixteen_concurrent_posters():
         def job():
             for i in range(posts):
                 services.comment_create(subject=subject, author=user, body=f"{user.username} {i}", reply_to_id=reply_to)
+
         return job
 
     def moderate():
@@ -66,7 +67,11 @@ def test_floors_stay_gapless_and_unique_under_sixteen_concurrent_posters():
     assert sorted(top) == list(range(1, 8 * posts + 2))
     assert sorted(replies) == list(range(1, 8 * posts + 3))
     subject.refresh_from_db()
-    assert (subject.comment_count, subject.root_count, subject.floor_seq) == (16 * posts + 3, 8 * posts + 1, 8 * posts + 1)
+    assert (subject.comment_count, subject.root_count, subject.floor_seq) == (
+        16 * posts + 3,
+        8 * posts + 1,
+        8 * posts + 1,
+    )
     root.refresh_from_db()
     assert (root.reply_count, root.descendant_count) == (8 * posts + 2, 8 * posts + 2)
     deep.refresh_from_db()

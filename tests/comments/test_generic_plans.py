@@ -58,9 +58,11 @@ def _generic_plan(sql: str, params: list) -> dict:
             cursor.execute(f"PREPARE page_under_test AS {prepared}")
             arguments = ", ".join(["%s"] * len(params))
             # EXPLAIN takes no bound parameters: these are inlined by the client.
-            explained = psycopg.ClientCursor(connection.connection).execute(
-                f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE page_under_test({arguments})", params
-            ).fetchone()[0]
+            explained = (
+                psycopg.ClientCursor(connection.connection)
+                .execute(f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE page_under_test({arguments})", params)
+                .fetchone()[0]
+            )
         finally:
             cursor.execute("DEALLOCATE ALL")
             cursor.execute("RESET plan_cache_mode")

@@ -67,7 +67,14 @@ def test_ids_are_unique_across_processes_made_at_the_same_time():
     }
     env.pop("REDIS_URL", None)
     procs = [
-        subprocess.Popen([sys.executable, "-c", CHILD, "3000"], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, "3000"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(4)
     ]
     outputs = [p.communicate(timeout=120) for p in procs]

@@ -10,7 +10,10 @@ from ..factories import UserFactory
 
 def test_rate_limits_are_read_from_one_setting():
     assert parse_rate_limits("post=10/min,like=120/min,report=20/h,login=10/min") == {
-        "post": (10, 60), "like": (120, 60), "report": (20, 3600), "login": (10, 60),
+        "post": (10, 60),
+        "like": (120, 60),
+        "report": (20, 3600),
+        "login": (10, 60),
     }
     assert parse_rate_limits("off") == {}
     with pytest.raises(ImproperlyConfigured):
@@ -20,7 +23,12 @@ def test_rate_limits_are_read_from_one_setting():
 def test_database_urls_map_to_django_settings():
     pg = database_from_url("postgres://u:p%40ss@db.example:6543/comments")
     assert (pg["ENGINE"], pg["NAME"], pg["USER"], pg["PASSWORD"], pg["HOST"], pg["PORT"]) == (
-        "django.db.backends.postgresql", "comments", "u", "p@ss", "db.example", "6543",
+        "django.db.backends.postgresql",
+        "comments",
+        "u",
+        "p@ss",
+        "db.example",
+        "6543",
     )
     assert pg["OPTIONS"]["server_side_binding"] is True
     assert database_from_url("postgres://db/c?server_side_binding=0")["OPTIONS"]["server_side_binding"] is False
@@ -51,7 +59,10 @@ def test_posting_over_the_rate_limit_is_429_with_retry_after(settings, client_fo
 def test_login_attempts_are_rate_limited(settings, db):
     settings.RATE_LIMITS = {"login": (3, 60)}
     client = APIClient()
-    codes = [client.post("/api/v1/auth/token", {"username": "x", "password": "y"}, format="json").status_code for _ in range(4)]
+    codes = [
+        client.post("/api/v1/auth/token", {"username": "x", "password": "y"}, format="json").status_code
+        for _ in range(4)
+    ]
     assert codes == [401, 401, 401, 429]
 
 
@@ -61,14 +72,18 @@ def test_a_client_cannot_choose_the_address_it_is_counted_and_kept_by(settings, 
     settings.RATE_LIMITS = {"login": (2, 60)}
     client = APIClient(REMOTE_ADDR="203.0.113.7")
     codes = [
-        client.post("/api/v1/auth/token", {"username": "x", "password": "y"}, format="json", HTTP_X_FORWARDED_FOR=f"10.0.0.{n}").status_code
+        client.post(
+            "/api/v1/auth/token", {"username": "x", "password": "y"}, format="json", HTTP_X_FORWARDED_FOR=f"10.0.0.{n}"
+        ).status_code
         for n in range(3)
     ]
     assert codes == [401, 401, 429]
 
     author = client_for(UserFactory())
     url = f"/api/v1/subjects/{subject.id}/comments"
-    posted = author.post(url, {"body": "direct"}, format="json", REMOTE_ADDR="203.0.113.7", HTTP_X_FORWARDED_FOR="198.51.100.1")
+    posted = author.post(
+        url, {"body": "direct"}, format="json", REMOTE_ADDR="203.0.113.7", HTTP_X_FORWARDED_FOR="198.51.100.1"
+    )
     assert CommentContent.objects.get(comment_id=posted.json()["id"]).author_ip == "203.0.113.7"
 
 
@@ -77,10 +92,14 @@ def test_behind_trusted_proxies_the_client_is_the_address_the_outermost_proxy_sa
     author = client_for(UserFactory())
     url = f"/api/v1/subjects/{subject.id}/comments"
     # The client wrote the first entry; nginx appended (or replaced the header with) what it saw.
-    posted = author.post(url, {"body": "via nginx"}, format="json", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="6.6.6.6, 198.51.100.1")
+    posted = author.post(
+        url, {"body": "via nginx"}, format="json", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="6.6.6.6, 198.51.100.1"
+    )
     assert CommentContent.objects.get(comment_id=posted.json()["id"]).author_ip == "198.51.100.1"
     # A proxy count that does not match the proxies yields garbage, which is not kept (nor a 500).
-    garbage = author.post(url, {"body": "misconfigured"}, format="json", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="not-an-address")
+    garbage = author.post(
+        url, {"body": "misconfigured"}, format="json", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="not-an-address"
+    )
     assert garbage.status_code == 201
     assert CommentContent.objects.get(comment_id=garbage.json()["id"]).author_ip is None
 
@@ -168,7 +187,11 @@ def test_rundemo_on_another_host_port_lets_that_port_frame_the_widget(db, monkey
     assert served == [("runserver", "127.0.0.1:8000")]
     port = re.search(r"Demo host page: +http://127\.0\.0\.1:(\d+)/", out.getvalue()).group(1)
     assert port != "8001"
-    frame_ancestors = Client().get("/embed/", {"site": "demo", "key": "article:x"})["Content-Security-Policy"].split("frame-ancestors ")[1]
+    frame_ancestors = (
+        Client()
+        .get("/embed/", {"site": "demo", "key": "article:x"})["Content-Security-Policy"]
+        .split("frame-ancestors ")[1]
+    )
     assert frame_ancestors.split() == [f"http://127.0.0.1:{port}", f"http://localhost:{port}"]
     assert f'href="http://127.0.0.1:{port}/"' in Client().get("/").content.decode()  # the front page's link follows
     # and so do the subjects' URLs (they led to the article on :8001, where nothing answers)

@@ -286,7 +286,9 @@ def test_concurrent_misses_rebuild_a_page_once(subject, monkeypatch):
     def read():
         try:
             start.wait()
-            answer = queries.list_comments_json(subject.pk, None, mode="flat", sort=None, limit=20, cursor=None, replies=3)
+            answer = queries.list_comments_json(
+                subject.pk, None, mode="flat", sort=None, limit=20, cursor=None, replies=3
+            )
             pages.append(answer.entry)
         except Exception as exc:  # noqa: BLE001 - reported by the assert below
             errors.append(exc)

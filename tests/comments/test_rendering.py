@@ -63,14 +63,31 @@ def test_plain_text_renders_as_the_parser_would(body):
 
 @pytest.mark.parametrize(
     "body",
-    ["Great article, thanks!", "你好，世界！写得真好。", 'He said "no" (twice)... Fine?', "First paragraph.\n\nSecond one\nwith a line break."],
+    [
+        "Great article, thanks!",
+        "你好，世界！写得真好。",
+        'He said "no" (twice)... Fine?',
+        "First paragraph.\n\nSecond one\nwith a line break.",
+    ],
 )
 def test_everyday_comments_take_the_plain_path(body):
     assert rendering._plain_html(body) == rendering._parsed_html(body)
 
 
 @pytest.mark.parametrize(
-    "body", ["**bold**", "a_b", "see https://x.test", "mail me@example.com", "1) one", "x  \ny", "    code", "a.io", "&amp;", "<b>"]
+    "body",
+    [
+        "**bold**",
+        "a_b",
+        "see https://x.test",
+        "mail me@example.com",
+        "1) one",
+        "x  \ny",
+        "    code",
+        "a.io",
+        "&amp;",
+        "<b>",
+    ],
 )
 def test_markdown_and_markup_take_the_parser(body):
     assert rendering._plain_html(body) is None

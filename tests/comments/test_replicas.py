@@ -158,8 +158,11 @@ def test_transactions_locks_writes_and_work_outside_requests_read_the_primary(ro
 
     replicas.ReplicaMiddleware(view)(rf.get("/"))
     assert seen == {
-        "read": "replica1", "read in a transaction": "default", "select_for_update": "default",
-        "get_or_create": "default", "primary_reads": "default",
+        "read": "replica1",
+        "read in a transaction": "default",
+        "select_for_update": "default",
+        "get_or_create": "default",
+        "primary_reads": "default",
     }
     replicas.ReplicaMiddleware(view)(rf.post("/"))
     assert set(seen.values()) == {"default"}
@@ -312,7 +315,10 @@ def test_a_users_write_on_one_device_keeps_their_other_devices_on_the_primary(ro
     phone, _ = signed_in(user)
     laptop, _ = signed_in(user)
     stranger, _ = signed_in(UserFactory())
-    assert phone.post(f"/api/v1/subjects/{subject.pk}/comments", {"body": "from the phone"}, format="json").status_code == 201
+    assert (
+        phone.post(f"/api/v1/subjects/{subject.pk}/comments", {"body": "from the phone"}, format="json").status_code
+        == 201
+    )
     assert cache.get(replicas._pin_key(f"u:{user.pk}")) is not None  # the write was kept under the user
     # As if no replica had replayed it yet.
     cache.set(replicas._pin_key(f"u:{user.pk}"), "FFFFFFFF/FFFFFFFF", 60)

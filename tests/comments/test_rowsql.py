@@ -18,13 +18,34 @@ def test_a_list_row_decodes_every_field_from_the_column_specification(subject):
     reply = CommentFactory(subject=subject, author=UserFactory(username="bo"), reply_to=root)
     row = rowsql.fetch_ids([reply.pk])[0]
     stored = Comment.objects.get(pk=reply.pk)
-    for name in ("pk", "subject_id", "reply_to_id", "root_id", "path", "depth", "floor", "author_id",
-                 "status", "visibility", "pinned", "featured", "like_count", "reply_count",
-                 "descendant_count", "created_at", "edited_at"):
+    for name in (
+        "pk",
+        "subject_id",
+        "reply_to_id",
+        "root_id",
+        "path",
+        "depth",
+        "floor",
+        "author_id",
+        "status",
+        "visibility",
+        "pinned",
+        "featured",
+        "like_count",
+        "reply_count",
+        "descendant_count",
+        "created_at",
+        "edited_at",
+    ):
         assert getattr(row, name) == getattr(stored, name), name
     assert (row.author.pk, row.author.username) == (reply.author_id, "bo")
     target = row.reply_target
-    assert (target.pk, target.status, target.author_id, target.author.public_name) == (root.pk, "published", author.pk, "Ann")
+    assert (target.pk, target.status, target.author_id, target.author.public_name) == (
+        root.pk,
+        "published",
+        author.pk,
+        "Ann",
+    )
     assert rowsql.fetch_ids([root.pk])[0].reply_target is None
 
 

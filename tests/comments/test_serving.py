@@ -35,10 +35,23 @@ def _get(conn: http.client.HTTPConnection, path: str) -> tuple[int, bytes]:
 def test_the_production_settings_serve_with_a_socket_per_worker_and_keep_alive():
     port = free_port()
     server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "-c", "config/gunicorn.py", "config.wsgi",
-         "--bind", f"127.0.0.1:{port}", "--workers", "2", "--log-level", "warning"],
-        cwd=REPO, env=dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings"),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "-c",
+            "config/gunicorn.py",
+            "config.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "2",
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        env=dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + WAIT_SECONDS

@@ -22,7 +22,8 @@ def world(subject):
     services.follow_set(follower=carol, followee_id=alice.pk, following=True)  # one way only
     root = CommentFactory(subject=subject, author=carol)
     for author, status, visibility in itertools.product(
-        (alice, bob, carol), (Status.PUBLISHED, Status.PENDING, Status.SHADOW, Status.DELETED, Status.REJECTED),
+        (alice, bob, carol),
+        (Status.PUBLISHED, Status.PENDING, Status.SHADOW, Status.DELETED, Status.REJECTED),
         Visibility.values,
     ):
         parent = CommentFactory(subject=subject, author=author, reply_to=root, visibility=visibility)
@@ -48,7 +49,9 @@ def test_list_filter_and_can_see_agree_for_every_viewer_and_row(world):
         twin = {c.pk for c in rows if can_see(viewer, c)}
         assert listed == twin, name
     # And the rule itself, on a few rows: bob sees alice's friends-only reply, carol does not.
-    friends_only = Comment.objects.filter(subject=subject, author=users["alice"], visibility=Visibility.FRIENDS, status=Status.PUBLISHED).first()
+    friends_only = Comment.objects.filter(
+        subject=subject, author=users["alice"], visibility=Visibility.FRIENDS, status=Status.PUBLISHED
+    ).first()
     assert can_see(Viewer(user=users["bob"]), friends_only)
     assert not can_see(Viewer(user=users["carol"]), friends_only)
     assert not can_see(Viewer(user=None), friends_only)

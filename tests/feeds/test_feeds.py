@@ -113,7 +113,9 @@ def test_conditional_gets_answer_304_until_what_is_shown_changes(db, fmt, subjec
     url = f"/feeds/subjects/{subject.pk}/comments.{fmt}"
     comment = CommentFactory(subject=subject, author=alice)
     first, _ = read(url)
-    assert first["Cache-Control"] == f"max-age={settings.FEEDS_MAX_AGE}, public" or set(first["Cache-Control"].split(", ")) == {"public", f"max-age={settings.FEEDS_MAX_AGE}"}
+    assert first["Cache-Control"] == f"max-age={settings.FEEDS_MAX_AGE}, public" or set(
+        first["Cache-Control"].split(", ")
+    ) == {"public", f"max-age={settings.FEEDS_MAX_AGE}"}
     etag, modified = first["ETag"], first["Last-Modified"]
     assert modified.endswith("GMT")
     again = Client().get(url, HTTP_IF_NONE_MATCH=etag)

@@ -37,7 +37,11 @@ def staff(db):
 def test_recent_lists_only_what_an_anonymous_reader_sees_in_open_subjects(api, site, staff):
     from moderation.actions import comment_moderate
 
-    a, b, closed = (SubjectFactory(site=site, url="https://host.example/a"), SubjectFactory(site=site), SubjectFactory(site=site))
+    a, b, closed = (
+        SubjectFactory(site=site, url="https://host.example/a"),
+        SubjectFactory(site=site),
+        SubjectFactory(site=site),
+    )
     shown = [CommentFactory(subject=a), CommentFactory(subject=b)]
     reply = CommentFactory(subject=a, reply_to=shown[0])
     CommentFactory(subject=a, visibility="friends")

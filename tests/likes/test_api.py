@@ -192,7 +192,9 @@ class RoundTrips:
 
 
 @pytest.mark.parametrize("limit", [20, 100])
-def test_a_page_gets_its_like_state_in_one_redis_round_trip(subject, client_for, redis_url, monkeypatch, settings, limit):
+def test_a_page_gets_its_like_state_in_one_redis_round_trip(
+    subject, client_for, redis_url, monkeypatch, settings, limit
+):
     # The page cache's own round trips are counted by its tests (tests/comments/test_pagecache.py).
     settings.COMMENTS_PAGE_CACHE_TTL = 0
     comments = [CommentFactory(subject=subject) for _ in range(limit)]
@@ -294,13 +296,17 @@ def test_likers_of_a_friends_only_comment_are_shown_to_its_author_and_friends_on
     author = UserFactory()
     comment = CommentFactory(subject=subject, author=author, visibility="friends")
     client_for(author).put(like_url(comment))
-    assert [i["user"]["id"] for i in client_for(author).get(f"{API}/comments/{comment.id}/likers").json()["items"]] == [author.pk]
+    assert [i["user"]["id"] for i in client_for(author).get(f"{API}/comments/{comment.id}/likers").json()["items"]] == [
+        author.pk
+    ]
     assert_error(api.get(f"{API}/comments/{comment.id}/likers"), 404, "not_found")
     assert_error(client_for(UserFactory()).get(f"{API}/comments/{comment.id}/likers"), 404, "not_found")
     assert_error(api.get(f"{API}/comments/999999999/likers"), 404, "not_found")
 
 
-def test_a_state_rebuilt_in_many_chunks_holds_every_liker_at_their_time(subject, client_for, api, redis_url, raw_redis, monkeypatch):
+def test_a_state_rebuilt_in_many_chunks_holds_every_liker_at_their_time(
+    subject, client_for, api, redis_url, raw_redis, monkeypatch
+):
     from likes import state_sync
 
     comment = CommentFactory(subject=subject)

@@ -142,8 +142,10 @@ def test_likes_survive_a_master_handing_over_to_its_replica(cluster):
         slot = key_slot(keys.events(subject.pk).encode())
         master = _master_of(cluster, slot)
         replica = next(
-            p for p in cluster.processes
-            if cluster.node(p).execute_command("ROLE")[0] == "slave" and int(cluster.node(p).execute_command("ROLE")[2]) == master
+            p
+            for p in cluster.processes
+            if cluster.node(p).execute_command("ROLE")[0] == "slave"
+            and int(cluster.node(p).execute_command("ROLE")[2]) == master
         )
         cluster.node(replica).cluster("FAILOVER")
         deadline = time.monotonic() + 30

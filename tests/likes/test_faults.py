@@ -168,7 +168,9 @@ def test_a_cold_comment_nobody_likes_loads_with_one_statement(redis_url, raw_red
 
 
 @pytest.mark.parametrize("place_known", [True, False], ids=["comment-met", "comment-new-to-the-process"])
-def test_a_cold_comment_with_an_action_waiting_in_the_stream_takes_the_careful_road(redis_url, raw_redis, monkeypatch, place_known):
+def test_a_cold_comment_with_an_action_waiting_in_the_stream_takes_the_careful_road(
+    redis_url, raw_redis, monkeypatch, place_known
+):
     comment = CommentFactory()
     fans = [UserFactory() for _ in range(3)]
     for fan in fans:
@@ -322,7 +324,9 @@ def test_a_signed_in_reader_who_liked_nothing_causes_no_load(redis_url, raw_redi
     assert not any(i["liked"] for i in items)
 
 
-def test_a_new_comment_starts_with_its_empty_state_loaded(redis_url, raw_redis, django_capture_on_commit_callbacks, monkeypatch):
+def test_a_new_comment_starts_with_its_empty_state_loaded(
+    redis_url, raw_redis, django_capture_on_commit_callbacks, monkeypatch
+):
     subject = SubjectFactory()
     with django_capture_on_commit_callbacks(execute=True):
         comment = CommentFactory(subject=subject)
@@ -346,9 +350,21 @@ def private_redis(settings, tmp_path):
     as when the network drops) and thawed with its data intact."""
     port = _free_port()
     process = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     client = redis.Redis(port=port, decode_responses=True, socket_timeout=1)
     for _ in range(100):

@@ -77,7 +77,10 @@ def test_applying_the_same_actions_again_changes_nothing(subject, db):
     comment = CommentFactory(subject=subject)
     users = [UserFactory() for _ in range(3)]
     now = live.now_ms()
-    actions = [LikeAction(comment_id=comment.pk, user_id=u.pk, liked=True, at_ms=now, version=100 + i) for i, u in enumerate(users)]
+    actions = [
+        LikeAction(comment_id=comment.pk, user_id=u.pk, liked=True, at_ms=now, version=100 + i)
+        for i, u in enumerate(users)
+    ]
     assert like_actions_apply(actions) == {comment.pk: 3}
     assert like_actions_apply(actions) == {}
     assert count_of(comment) == 3
@@ -110,11 +113,13 @@ def test_actions_on_comments_or_users_that_are_gone_are_dropped_without_failing_
     doomed_id, leaving_id = doomed.pk, leaving.pk
     Comment.objects.filter(pk=doomed_id).delete()
     leaving.delete()
-    changes = like_actions_apply([
-        LikeAction(comment_id=kept.pk, user_id=user.pk, liked=True, at_ms=now, version=1),
-        LikeAction(comment_id=doomed_id, user_id=user.pk, liked=True, at_ms=now, version=1),
-        LikeAction(comment_id=kept.pk, user_id=leaving_id, liked=True, at_ms=now, version=1),
-    ])
+    changes = like_actions_apply(
+        [
+            LikeAction(comment_id=kept.pk, user_id=user.pk, liked=True, at_ms=now, version=1),
+            LikeAction(comment_id=doomed_id, user_id=user.pk, liked=True, at_ms=now, version=1),
+            LikeAction(comment_id=kept.pk, user_id=leaving_id, liked=True, at_ms=now, version=1),
+        ]
+    )
     assert changes == {kept.pk: 1}
 
 
@@ -178,7 +183,14 @@ def test_a_quiet_drained_subject_is_forgotten_with_its_idle_consumers(subject, r
     likes_flush()  # the entry is held by another consumer: the subject stays
     assert raw_redis.zscore(keys.DIRTY_SUBJECTS, str(subject.id)) is not None
 
-    raw_redis.xclaim(stream, keys.FLUSH_GROUP, "restarted-worker", 0, [e["message_id"] for e in raw_redis.xpending_range(stream, keys.FLUSH_GROUP, "-", "+", 10)], idle=120_000)
+    raw_redis.xclaim(
+        stream,
+        keys.FLUSH_GROUP,
+        "restarted-worker",
+        0,
+        [e["message_id"] for e in raw_redis.xpending_range(stream, keys.FLUSH_GROUP, "-", "+", 10)],
+        idle=120_000,
+    )
     with override_settings(LIKES_RECLAIM_IDLE=60.0):
         likes_flush()  # takes the entry over, applies it, drains the stream
     assert raw_redis.zscore(keys.DIRTY_SUBJECTS, str(subject.id)) is None
@@ -190,7 +202,9 @@ def _registered_at(raw_redis, subject) -> float | None:
     return raw_redis.zscore(keys.DIRTY_SUBJECTS, str(subject.id))
 
 
-def test_a_process_registers_a_subject_once_per_window_and_every_action_is_flushed(subject, redis_url, raw_redis, monkeypatch):
+def test_a_process_registers_a_subject_once_per_window_and_every_action_is_flushed(
+    subject, redis_url, raw_redis, monkeypatch
+):
     comments = [CommentFactory(subject=subject) for _ in range(3)]
     fans = [UserFactory() for _ in range(4)]
     clock = [1000.0]

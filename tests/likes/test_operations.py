@@ -69,8 +69,12 @@ def test_the_flush_interval_comes_from_the_environment():
     """A fresh interpreter: the schedule is built when the settings are imported."""
     code = "import django; django.setup(); from django.conf import settings; e = settings.CELERY_BEAT_SCHEDULE['likes.flush']; print(e['schedule'], e['options']['expires'])"
     result = subprocess.run(
-        [sys.executable, "-c", code], env={**os.environ, "LIKES_FLUSH_INTERVAL": "0.25", "DJANGO_SETTINGS_MODULE": "config.settings"},
-        capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[2],
+        [sys.executable, "-c", code],
+        env={**os.environ, "LIKES_FLUSH_INTERVAL": "0.25", "DJANGO_SETTINGS_MODULE": "config.settings"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["0.25", "5.0"]  # a flush not started within 5 s is superseded

@@ -35,7 +35,9 @@ def worker(tmp_path, redis_url, broker_url):
     """``worker(pause_at=None, pause_file=None, env=None)`` starts a Celery worker with beat on
     the ``likes`` queue (``env``: more variables for it); every worker started is killed at
     teardown (before the database and Redis are emptied)."""
-    workers = Workers(tmp_path, redis_url, broker_url, queue="likes", env={"LIKES_FLUSH_INTERVAL": "0.2", "LIKES_RECLAIM_IDLE": "1"})
+    workers = Workers(
+        tmp_path, redis_url, broker_url, queue="likes", env={"LIKES_FLUSH_INTERVAL": "0.2", "LIKES_RECLAIM_IDLE": "1"}
+    )
 
     def start(*, pause_at: str | None = None, pause_file: Path | None = None, env: dict | None = None) -> Worker:
         program = None if pause_file is None else ["tests.likes.paused_worker", str(pause_file), pause_at or "inside"]
@@ -196,8 +198,11 @@ def test_a_running_worker_with_beat_flushes_likes_within_seconds(worker, raw_red
     users = [UserFactory() for _ in range(5)]
     w = worker()
     # Running means: beat has sent a flush and the worker has run it.
-    wait_for("the worker's first flush from beat", lambda: _FLUSH_SUCCEEDED.search(w.log_path.read_text(errors="replace")),
-             workers=[w])
+    wait_for(
+        "the worker's first flush from beat",
+        lambda: _FLUSH_SUCCEEDED.search(w.log_path.read_text(errors="replace")),
+        workers=[w],
+    )
 
     like_all(comment, users)
     liked_at = time.monotonic()

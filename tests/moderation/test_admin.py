@@ -48,7 +48,9 @@ def test_tasks_are_decided_in_bulk_from_the_admin(browser, subject):
         {"action": "decide_approve", "_selected_action": [t.pk for t in tasks]},
     )
     assert response.status_code == 302
-    assert set(Comment.objects.filter(pk__in=[c.id for c in comments]).values_list("status", flat=True)) == {"published"}
+    assert set(Comment.objects.filter(pk__in=[c.id for c in comments]).values_list("status", flat=True)) == {
+        "published"
+    }
     assert set(ReviewTask.objects.values_list("state", flat=True)) == {"done"}
     assert AuditEntry.objects.filter(action="approve").count() == 2
 
@@ -79,7 +81,9 @@ def test_comments_are_moderated_in_bulk_through_moderations_rules_and_audited(br
     deleted = CommentFactory(subject=subject)
     comment_set_status(comment_id=deleted.id, to_status="deleted")
 
-    response = browser.post("/admin/comments/comment/", {"action": "moderate_approve", "_selected_action": [held.id, deleted.id]})
+    response = browser.post(
+        "/admin/comments/comment/", {"action": "moderate_approve", "_selected_action": [held.id, deleted.id]}
+    )
 
     assert response.status_code == 302
     assert Comment.objects.get(pk=held.id).status == "published"
@@ -87,7 +91,11 @@ def test_comments_are_moderated_in_bulk_through_moderations_rules_and_audited(br
     assert ReviewTask.objects.get(pk=task.pk).state == "done"
     entry = AuditEntry.objects.get()
     assert (entry.action, entry.comment_id, entry.from_status, entry.to_status, entry.actor.username) == (
-        "approve", held.id, "pending", "published", "root"
+        "approve",
+        held.id,
+        "pending",
+        "published",
+        "root",
     )
     messages = [m.message for m in response.wsgi_request._messages]
     assert f"comment {deleted.id}: A deleted comment cannot be given 'approve'." in messages
@@ -97,4 +105,7 @@ def test_comments_are_moderated_in_bulk_through_moderations_rules_and_audited(br
 def test_the_comment_list_offers_moderators_actions_only(browser):
     response = browser.get("/admin/comments/comment/")
     offered = set(re.findall(r'<option value="(moderate_\w+|mark_\w+)"', response.content.decode()))
-    assert offered == {f"moderate_{name}" for name in ("approve", "reject", "delete", "restore", "shadow", "pin", "unpin", "feature", "unfeature")}
+    assert offered == {
+        f"moderate_{name}"
+        for name in ("approve", "reject", "delete", "restore", "shadow", "pin", "unpin", "feature", "unfeature")
+    }

@@ -23,7 +23,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def act(client, comment, action, reason=""):
-    return client.post(f"{API}/moderation/comments/{comment.id}/actions", {"action": action, "reason": reason}, format="json")
+    return client.post(
+        f"{API}/moderation/comments/{comment.id}/actions", {"action": action, "reason": reason}, format="json"
+    )
 
 
 def listed_ids(client, subject, mode="flat"):
@@ -49,12 +51,30 @@ def test_moderation_endpoints_need_a_moderator_of_that_site(api, client_for, sit
     other_mod = UserFactory()
     other_site.moderators.add(other_mod)
     reader = client_for(UserFactory())
-    for client, status, code in ((api, 401, "not_authenticated"), (reader, 403, "permission_denied"), (client_for(other_mod), 403, "permission_denied")):
+    for client, status, code in (
+        (api, 401, "not_authenticated"),
+        (reader, 403, "permission_denied"),
+        (client_for(other_mod), 403, "permission_denied"),
+    ):
         assert_error(client.get(f"{API}/moderation/queue", {"site": site.key}), status, code)
         assert_error(client.get(f"{API}/moderation/log", {"site": site.key}), status, code)
         assert_error(act(client, comment, "reject"), status, code)
-        assert_error(client.post(f"{API}/moderation/words", {"site": site.key, "word": "spam", "action": "block"}, format="json"), status, code)
-        assert_error(client.post(f"{API}/moderation/sanctions", {"site": site.key, "user_id": comment.author_id, "kind": "ban"}, format="json"), status, code)
+        assert_error(
+            client.post(
+                f"{API}/moderation/words", {"site": site.key, "word": "spam", "action": "block"}, format="json"
+            ),
+            status,
+            code,
+        )
+        assert_error(
+            client.post(
+                f"{API}/moderation/sanctions",
+                {"site": site.key, "user_id": comment.author_id, "kind": "ban"},
+                format="json",
+            ),
+            status,
+            code,
+        )
     assert Comment.objects.get(pk=comment.pk).status == "published"
     assert not AuditEntry.objects.exists()
 
@@ -62,9 +82,15 @@ def test_moderation_endpoints_need_a_moderator_of_that_site(api, client_for, sit
 def test_an_unknown_action_or_comment_is_refused_in_the_contracts_shape(mod_client, subject):
     comment = CommentFactory(subject=subject)
     assert_error(act(mod_client, comment, "explode"), 400, "invalid")
-    assert_error(mod_client.post(f"{API}/moderation/comments/999999999/actions", {"action": "reject"}, format="json"), 404, "not_found")
+    assert_error(
+        mod_client.post(f"{API}/moderation/comments/999999999/actions", {"action": "reject"}, format="json"),
+        404,
+        "not_found",
+    )
     assert_error(mod_client.get(f"{API}/moderation/queue", {"site": "nope"}), 404, "not_found")
-    assert_error(mod_client.get(f"{API}/moderation/queue", {"site": subject.site.key, "state": "maybe"}), 400, "invalid")
+    assert_error(
+        mod_client.get(f"{API}/moderation/queue", {"site": subject.site.key, "state": "maybe"}), 400, "invalid"
+    )
 
 
 # --- actions -------------------------------------------------------------------------------
@@ -84,8 +110,13 @@ def test_reject_hides_a_comment_and_its_counts_and_restore_brings_them_back(mod_
     assert act(mod_client, comment, "restore").json()["status"] == "published"
     assert comment.id in listed_ids(api, subject)
     assert counts(subject) == (2, 2)
-    log = list(AuditEntry.objects.order_by("id").values_list("action", "from_status", "to_status", "reason", "actor_id"))
-    assert log == [("reject", "published", "rejected", "off topic", moderator.pk), ("restore", "rejected", "published", "", moderator.pk)]
+    log = list(
+        AuditEntry.objects.order_by("id").values_list("action", "from_status", "to_status", "reason", "actor_id")
+    )
+    assert log == [
+        ("reject", "published", "rejected", "off topic", moderator.pk),
+        ("restore", "rejected", "published", "", moderator.pk),
+    ]
 
 
 def test_deleting_a_comment_with_replies_leaves_a_placeholder(mod_client, api, subject):
@@ -171,7 +202,9 @@ def test_a_user_reports_a_comment_once(client_for, subject):
     assert reporter.post(url, {"reason": "abuse"}, format="json").status_code == 200
     assert Report.objects.filter(comment_id=comment.pk).count() == 1
     assert_error(reporter.post(url, {"reason": "boring"}, format="json"), 400, "invalid")
-    assert_error(reporter.post(f"{API}/comments/999999999/reports", {"reason": "spam"}, format="json"), 404, "not_found")
+    assert_error(
+        reporter.post(f"{API}/comments/999999999/reports", {"reason": "spam"}, format="json"), 404, "not_found"
+    )
 
 
 def test_enough_distinct_reporters_hold_a_comment_for_review(client_for, api, subject, mod_client):
@@ -196,14 +229,19 @@ def test_the_queue_paginates_by_priority_then_age_and_closes_on_decision(client_
     client_for(UserFactory()).post(f"{API}/comments/{comments[3].id}/reports", {"reason": "abuse"}, format="json")
     pages, cursor = [], None
     while True:
-        body = mod_client.get(f"{API}/moderation/queue", {"site": subject.site.key, "limit": 2, **({"cursor": cursor} if cursor else {})}).json()
+        body = mod_client.get(
+            f"{API}/moderation/queue", {"site": subject.site.key, "limit": 2, **({"cursor": cursor} if cursor else {})}
+        ).json()
         pages += body["items"]
         cursor = body["next_cursor"]
         if not cursor:
             break
     assert [t["comment"]["id"] for t in pages] == [comments[3].id, *[c.id for c in comments if c != comments[3]]]
     act(mod_client, comments[3], "approve")
-    open_ids = [t["comment"]["id"] for t in mod_client.get(f"{API}/moderation/queue", {"site": subject.site.key}).json()["items"]]
+    open_ids = [
+        t["comment"]["id"]
+        for t in mod_client.get(f"{API}/moderation/queue", {"site": subject.site.key}).json()["items"]
+    ]
     assert comments[3].id not in open_ids
     done = mod_client.get(f"{API}/moderation/queue", {"site": subject.site.key, "state": "done"}).json()["items"]
     assert [(t["comment"]["id"], t["decision"]) for t in done] == [(comments[3].id, "approve")]
@@ -260,12 +298,16 @@ def test_only_the_moderator_holding_a_claim_may_decide_the_task(client_for, subj
     subject.site.moderators.add(holder, other)
     assert client_for(holder).put(f"{API}/moderation/tasks/{task.pk}/claim").status_code == 200
 
-    refused = client_for(other).post(f"{API}/moderation/comments/{comment.id}/actions", {"action": "reject"}, format="json")
+    refused = client_for(other).post(
+        f"{API}/moderation/comments/{comment.id}/actions", {"action": "reject"}, format="json"
+    )
     assert_error(refused, 403, "permission_denied")
     assert Comment.objects.get(pk=comment.pk).status == "published"
     assert not AuditEntry.objects.filter(comment_id=comment.pk).exists()
 
-    decided = client_for(holder).post(f"{API}/moderation/comments/{comment.id}/actions", {"action": "reject"}, format="json")
+    decided = client_for(holder).post(
+        f"{API}/moderation/comments/{comment.id}/actions", {"action": "reject"}, format="json"
+    )
     assert decided.status_code == 200 and decided.json()["status"] == "rejected"
 
 
@@ -276,7 +318,11 @@ def test_a_banned_user_can_neither_post_edit_like_nor_report(client_for, mod_cli
     user = UserFactory()
     own = CommentFactory(subject=subject, author=user)
     other = CommentFactory(subject=subject)
-    response = mod_client.post(f"{API}/moderation/sanctions", {"site": subject.site.key, "user_id": user.pk, "kind": "ban", "reason": "abuse"}, format="json")
+    response = mod_client.post(
+        f"{API}/moderation/sanctions",
+        {"site": subject.site.key, "user_id": user.pk, "kind": "ban", "reason": "abuse"},
+        format="json",
+    )
     assert response.status_code == 201 and response.json()["kind"] == "ban"
     client = client_for(user)
     assert_error(client.post(f"{API}/subjects/{subject.id}/comments", {"body": "hi"}, format="json"), 403, "banned")
@@ -291,7 +337,11 @@ def test_a_banned_user_can_neither_post_edit_like_nor_report(client_for, mod_cli
 def test_a_ban_with_an_expiry_ends_by_itself(client_for, mod_client, subject):
     user = UserFactory()
     until = (timezone.now() + timedelta(seconds=1.5)).isoformat()
-    mod_client.post(f"{API}/moderation/sanctions", {"site": subject.site.key, "user_id": user.pk, "kind": "ban", "until": until}, format="json")
+    mod_client.post(
+        f"{API}/moderation/sanctions",
+        {"site": subject.site.key, "user_id": user.pk, "kind": "ban", "until": until},
+        format="json",
+    )
     client = client_for(user)
     assert_error(client.post(f"{API}/subjects/{subject.id}/comments", {"body": "hi"}, format="json"), 403, "banned")
     time.sleep(1.6)
@@ -300,14 +350,23 @@ def test_a_ban_with_an_expiry_ends_by_itself(client_for, mod_client, subject):
 
 def test_a_ban_on_one_site_does_not_reach_another(client_for, mod_client, subject):
     user = UserFactory()
-    mod_client.post(f"{API}/moderation/sanctions", {"site": subject.site.key, "user_id": user.pk, "kind": "ban"}, format="json")
+    mod_client.post(
+        f"{API}/moderation/sanctions", {"site": subject.site.key, "user_id": user.pk, "kind": "ban"}, format="json"
+    )
     elsewhere = SubjectFactory(site=SiteFactory())
-    assert client_for(user).post(f"{API}/subjects/{elsewhere.id}/comments", {"body": "hi"}, format="json").status_code == 201
+    assert (
+        client_for(user).post(f"{API}/subjects/{elsewhere.id}/comments", {"body": "hi"}, format="json").status_code
+        == 201
+    )
 
 
 def test_a_shadow_banned_users_new_comments_are_seen_only_by_them(client_for, mod_client, api, subject):
     user = UserFactory()
-    mod_client.post(f"{API}/moderation/sanctions", {"site": subject.site.key, "user_id": user.pk, "kind": "shadow_ban"}, format="json")
+    mod_client.post(
+        f"{API}/moderation/sanctions",
+        {"site": subject.site.key, "user_id": user.pk, "kind": "shadow_ban"},
+        format="json",
+    )
     posted = client_for(user).post(f"{API}/subjects/{subject.id}/comments", {"body": "hello"}, format="json").json()
     assert posted["status"] == "published"  # the author must not notice
     assert Comment.objects.get(pk=posted["id"]).status == "shadow"
@@ -319,9 +378,21 @@ def test_a_trusted_user_skips_pre_moderation(client_for, mod_client, subject):
     subject.site.moderation = "pre"
     subject.site.save()
     user = UserFactory()
-    mod_client.post(f"{API}/moderation/sanctions", {"site": subject.site.key, "user_id": user.pk, "kind": "trust"}, format="json")
-    assert client_for(user).post(f"{API}/subjects/{subject.id}/comments", {"body": "hello"}, format="json").json()["status"] == "published"
-    assert client_for(UserFactory()).post(f"{API}/subjects/{subject.id}/comments", {"body": "hello"}, format="json").json()["status"] == "pending"
+    mod_client.post(
+        f"{API}/moderation/sanctions", {"site": subject.site.key, "user_id": user.pk, "kind": "trust"}, format="json"
+    )
+    assert (
+        client_for(user)
+        .post(f"{API}/subjects/{subject.id}/comments", {"body": "hello"}, format="json")
+        .json()["status"]
+        == "published"
+    )
+    assert (
+        client_for(UserFactory())
+        .post(f"{API}/subjects/{subject.id}/comments", {"body": "hello"}, format="json")
+        .json()["status"]
+        == "pending"
+    )
 
 
 @pytest.mark.parametrize(
@@ -335,14 +406,20 @@ def test_a_trusted_user_skips_pre_moderation(client_for, mod_client, subject):
     ],
 )
 def test_a_bad_sanction_is_invalid(mod_client, subject, payload):
-    assert_error(mod_client.post(f"{API}/moderation/sanctions", {"site": subject.site.key, **payload}, format="json"), 400, "invalid")
+    assert_error(
+        mod_client.post(f"{API}/moderation/sanctions", {"site": subject.site.key, **payload}, format="json"),
+        400,
+        "invalid",
+    )
 
 
 def test_dismissed_reports_leave_the_comment_published_and_count_no_more(mod_client, client_for, subject, moderator):
     comment = CommentFactory(subject=subject)
 
     def report():
-        response = client_for(UserFactory()).post(f"{API}/comments/{comment.id}/reports", {"reason": "spam"}, format="json")
+        response = client_for(UserFactory()).post(
+            f"{API}/comments/{comment.id}/reports", {"reason": "spam"}, format="json"
+        )
         assert response.status_code == 201
 
     report(), report()  # one short of the site's threshold of 3

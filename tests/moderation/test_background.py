@@ -43,7 +43,10 @@ def test_the_rescan_holds_block_words_and_only_queues_review_words(site, subject
 
     assert rechecks.comments_rescan(site_id=site.pk) == 2
     assert (status_of(blocked), status_of(reviewed), status_of(clean)) == ("pending", "published", "published")
-    assert {t.comment_id: t.reasons for t in ReviewTask.objects.all()} == {blocked.id: ["word:scam"], reviewed.id: ["word:crypto"]}
+    assert {t.comment_id: t.reasons for t in ReviewTask.objects.all()} == {
+        blocked.id: ["word:scam"],
+        reviewed.id: ["word:crypto"],
+    }
     assert AuditEntry.objects.get(comment_id=blocked.id).action == "hold"
     # Idempotent: a second run changes nothing more.
     assert rechecks.comments_rescan(site_id=site.pk) == 2
@@ -109,8 +112,9 @@ def test_an_edit_after_a_moderators_decision_is_checked_again(site, subject, mod
     author = UserFactory()
     comment = CommentFactory(subject=subject, author=author, body="hello")
     comment_moderate(comment_id=comment.id, actor=moderator, action="approve")
-    edited = comment_edit(comment=Comment.objects.select_related("subject__site").get(pk=comment.pk), editor=author,
-                          body="crypto is here")
+    edited = comment_edit(
+        comment=Comment.objects.select_related("subject__site").get(pk=comment.pk), editor=author, body="crypto is here"
+    )
     word_behind_the_services_back(site, "crypto", "review")
 
     assert edited.edited_at is not None
@@ -171,15 +175,38 @@ def test_a_real_worker_runs_the_second_check_of_a_new_comment(road, site, subjec
     WordEntry.objects.create(site=site, word="crypto", normalized="crypto", action="review")
     assert not ReviewTask.objects.exists()
     env = {
-        **os.environ, "DATABASE_URL": _worker_database_url(), "CELERY_BROKER_URL": broker,
-        "LIKES_REDIS_URL": redis_url, "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY", "test"),
+        **os.environ,
+        "DATABASE_URL": _worker_database_url(),
+        "CELERY_BROKER_URL": broker,
+        "LIKES_REDIS_URL": redis_url,
+        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY", "test"),
     }
     root = Path(__file__).resolve().parents[2]
     log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - the child process's output, closed by hand below
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo", "-Q", "moderation",
-         "--without-mingle", "--without-gossip", "--loglevel", "info", "-n", f"mod-{os.getpid()}@%h"],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--pool",
+            "solo",
+            "-Q",
+            "moderation",
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel",
+            "info",
+            "-n",
+            f"mod-{os.getpid()}@%h",
+        ],
+        cwd=root,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         from config.celery import app

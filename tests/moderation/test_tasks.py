@@ -31,7 +31,10 @@ def test_a_comments_first_task_is_written_whole_in_one_insert(subject, db):
     assert len(writes) == 1, writes
     stored = ReviewTask.objects.get(pk=task.pk)
     assert (stored.reasons, stored.priority, stored.state, stored.site_id) == (
-        ["spam:links", "word:x"], 15, TaskState.OPEN, subject.site_id,
+        ["spam:links", "word:x"],
+        15,
+        TaskState.OPEN,
+        subject.site_id,
     )
     assert (task.reasons, task.priority, task.created_at) == (stored.reasons, stored.priority, stored.created_at)
 
@@ -40,7 +43,9 @@ def test_new_reasons_join_the_open_task_and_raise_its_priority(subject, db):
     comment = CommentFactory(subject=subject)
     first = review_task_open(comment_id=comment.pk, reasons=["policy:pre"])
     reporter = UserFactory()
-    report_create(comment=comment_ref_for_viewer(comment.pk, reporter), reporter=reporter, reason="spam")  # joins with report:spam
+    report_create(
+        comment=comment_ref_for_viewer(comment.pk, reporter), reporter=reporter, reason="spam"
+    )  # joins with report:spam
     again = review_task_open(comment_id=comment.pk, reasons=["word:x", "policy:pre"])
 
     [task] = open_tasks(comment)
@@ -60,7 +65,9 @@ def test_new_reasons_join_the_open_task_and_raise_its_priority(subject, db):
         (["word:x"], 0, True, -20),
     ],
 )
-def test_priority_weighs_reporters_then_findings_and_sinks_a_trusted_authors_comment(reasons, reporters, trusted, expected):
+def test_priority_weighs_reporters_then_findings_and_sinks_a_trusted_authors_comment(
+    reasons, reporters, trusted, expected
+):
     assert review_task_priority(reasons=reasons, reporters=reporters, author_trusted=trusted) == expected
 
 

@@ -73,7 +73,9 @@ def test_separators_between_single_letters_are_ignored(spelling):
     assert found(BAD, text)[0][1].rstrip(".") == spelling.rstrip(".")
 
 
-@pytest.mark.parametrize("text", ["敏 感 词", "敏.感.词", "敏＊感＊词", "敏　感　词", "这是敏*感*词啊", "敏\u200b感词", "敏-感 词"])
+@pytest.mark.parametrize(
+    "text", ["敏 感 词", "敏.感.词", "敏＊感＊词", "敏　感　词", "这是敏*感*词啊", "敏\u200b感词", "敏-感 词"]
+)
 def test_separators_between_cjk_characters_are_ignored(text):
     assert [w for w, _ in found(SENSITIVE, text)] == ["敏感词"]
 

@@ -19,7 +19,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def add_word(client, site, word, action, **extra):
-    return client.post(f"{API}/moderation/words", {"site": getattr(site, "key", site), "word": word, "action": action, **extra}, format="json")
+    return client.post(
+        f"{API}/moderation/words",
+        {"site": getattr(site, "key", site), "word": word, "action": action, **extra},
+        format="json",
+    )
 
 
 def post(client, subject, body, **extra):
@@ -40,7 +44,12 @@ def test_a_moderator_adds_lists_and_removes_words_of_their_site(mod_client, site
     created = add_word(mod_client, site, "Spam", "block")
     assert created.status_code == 201
     entry = created.json()
-    assert {k: entry[k] for k in ("site", "word", "action", "inside_words")} == {"site": site.key, "word": "Spam", "action": "block", "inside_words": False}
+    assert {k: entry[k] for k in ("site", "word", "action", "inside_words")} == {
+        "site": site.key,
+        "word": "Spam",
+        "action": "block",
+        "inside_words": False,
+    }
     listed = mod_client.get(f"{API}/moderation/words", {"site": site.key}).json()["items"]
     assert [w["id"] for w in listed] == [entry["id"]]
     assert mod_client.delete(f"{API}/moderation/words/{entry['id']}").status_code == 204
@@ -97,7 +106,9 @@ def test_only_staff_manage_the_list_of_every_site(mod_client, client_for, site, 
     assert entry["site"] is None
     # It applies on every site, and the site's moderators see it but cannot remove it.
     assert_error(post(writer, SubjectFactory(site=SiteFactory()), "buy spam now"), 400, "content_blocked")
-    assert entry["id"] in [w["id"] for w in mod_client.get(f"{API}/moderation/words", {"site": site.key}).json()["items"]]
+    assert entry["id"] in [
+        w["id"] for w in mod_client.get(f"{API}/moderation/words", {"site": site.key}).json()["items"]
+    ]
     assert_error(mod_client.delete(f"{API}/moderation/words/{entry['id']}"), 403, "permission_denied")
 
 
@@ -138,7 +149,9 @@ def test_an_edit_is_checked_again(mod_client, client_for, site, subject):
     add_word(mod_client, site, "scam", "block")
     add_word(mod_client, site, "crypto", "review")
     client = client_for(author)
-    assert_error(client.patch(f"{API}/comments/{comment.id}", {"body": "a scam"}, format="json"), 400, "content_blocked")
+    assert_error(
+        client.patch(f"{API}/comments/{comment.id}", {"body": "a scam"}, format="json"), 400, "content_blocked"
+    )
     edited = client.patch(f"{API}/comments/{comment.id}", {"body": "crypto!"}, format="json").json()
     assert edited["status"] == "pending"
     assert ReviewTask.objects.filter(comment_id=comment.pk, state="open").exists()

@@ -46,8 +46,12 @@ def one_click(client, message, **extra):
     """What a mail client does with RFC 8058's headers: POST ``List-Unsubscribe=One-Click`` to
     the https URL of ``List-Unsubscribe``."""
     assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
-    return client.post(unsubscribe_link(message), "List-Unsubscribe=One-Click",
-                        content_type="application/x-www-form-urlencoded", **extra)
+    return client.post(
+        unsubscribe_link(message),
+        "List-Unsubscribe=One-Click",
+        content_type="application/x-www-form-urlencoded",
+        **extra,
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -71,7 +75,9 @@ def test_a_reply_is_emailed_once_with_text_and_html_parts_and_one_click_unsubscr
     assert set(body) == {"text/plain", "text/html"}
     assert "I disagree <b>strongly</b>" in body["text/plain"]
     assert "I disagree &lt;b&gt;strongly&lt;/b&gt;" in body["text/html"]  # the comment's text is escaped
-    assert message["List-Unsubscribe"].strip().startswith("<https://comments.example.com/notifications/unsubscribe?token=")
+    assert (
+        message["List-Unsubscribe"].strip().startswith("<https://comments.example.com/notifications/unsubscribe?token=")
+    )
     assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
     assert email_states(alice) == [EmailState.SENT]
 
@@ -103,8 +109,15 @@ def test_a_comment_no_longer_published_when_the_email_goes_is_not_emailed(smtp_s
 def test_nobody_is_emailed_about_their_own_comment_even_if_a_row_says_so(smtp_server, subject, alice):
     own = post(subject, alice)
     Notification.objects.create(
-        recipient=alice, kind=Kind.MENTION, event=f"c{own.pk}", subject=subject, site=subject.site, comment=own,
-        actor=alice, created_at=timezone.now(), email=EmailState.QUEUED,
+        recipient=alice,
+        kind=Kind.MENTION,
+        event=f"c{own.pk}",
+        subject=subject,
+        site=subject.site,
+        comment=own,
+        actor=alice,
+        created_at=timezone.now(),
+        email=EmailState.QUEUED,
     )
     assert mail.emails_send() == 0
     assert email_states(alice) == [EmailState.SKIPPED]
@@ -189,7 +202,11 @@ def test_the_digests_unsubscribe_turns_off_the_kinds_it_holds(smtp_server, clien
     (message,) = smtp_server.wait_for(1)
     assert one_click(client, message).status_code == 200
     preferences = Preferences.objects.get(pk=alice.pk)
-    assert (preferences.email_reply, preferences.email_mention, preferences.email_subscription) == ("never", "never", "immediately")
+    assert (preferences.email_reply, preferences.email_mention, preferences.email_subscription) == (
+        "never",
+        "never",
+        "immediately",
+    )
 
 
 # --- one-click unsubscribe -------------------------------------------------------------------
@@ -235,7 +252,9 @@ def test_opening_the_link_only_shows_a_button_and_its_form_unsubscribes(smtp_ser
     html = page.content.decode()
     assert '<form method="post">' in html and "<button" in html
     assert "<script" not in html and "style=" not in html
-    assert Preferences.objects.filter(pk=alice.pk, email_reply="never").exists() is False  # a scanner's GET changes nothing
+    assert (
+        Preferences.objects.filter(pk=alice.pk, email_reply="never").exists() is False
+    )  # a scanner's GET changes nothing
 
     done = client.post(link, {"List-Unsubscribe": "One-Click"}, HTTP_ACCEPT="text/html")
     assert done.status_code == 200
@@ -247,15 +266,21 @@ def _token(scope: dict) -> str:
     return signing.dumps(scope, salt=SALT)
 
 
-@pytest.mark.parametrize("token", [
-    "", "garbage", "eyJ1Ijo1LCJrIjpbInJlcGx5Il19:forged:signature",
-    signing.dumps({"u": 1, "k": ["reply"]}, key="not-the-services-secret", salt=SALT),
-    signing.dumps({"u": 1, "k": ["reply"]}, salt="another.purpose"),
-])
+@pytest.mark.parametrize(
+    "token",
+    [
+        "",
+        "garbage",
+        "eyJ1Ijo1LCJrIjpbInJlcGx5Il19:forged:signature",
+        signing.dumps({"u": 1, "k": ["reply"]}, key="not-the-services-secret", salt=SALT),
+        signing.dumps({"u": 1, "k": ["reply"]}, salt="another.purpose"),
+    ],
+)
 @pytest.mark.parametrize("method", ["get", "post"])
 def test_a_forged_or_tampered_token_is_refused_in_the_contracts_shape(client, alice, token, method):
-    response = getattr(client, method)("/notifications/unsubscribe", {"token": token} if method == "get" else None,
-                                       QUERY_STRING=f"token={token}")
+    response = getattr(client, method)(
+        "/notifications/unsubscribe", {"token": token} if method == "get" else None, QUERY_STRING=f"token={token}"
+    )
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "invalid"
     assert set(response.json()["error"]["fields"]) == {"token"}
@@ -281,7 +306,9 @@ def test_a_token_of_a_reader_gone_since_is_not_found(client):
 # --- moderators ------------------------------------------------------------------------------
 
 
-def test_moderators_are_emailed_once_a_period_when_the_review_queue_passes_the_threshold(smtp_server, settings, subject, moderator, alice):
+def test_moderators_are_emailed_once_a_period_when_the_review_queue_passes_the_threshold(
+    smtp_server, settings, subject, moderator, alice
+):
     moderator.email = "mod@example.com"
     moderator.save(update_fields=["email"])
     settings.NOTIFICATIONS_QUEUE_THRESHOLD = 3
@@ -292,7 +319,10 @@ def test_moderators_are_emailed_once_a_period_when_the_review_queue_passes_the_t
     moderation_services.review_task_open(comment_id=held[2].pk, reasons=["report:spam"])
     assert fanout.review_queues_notify() == 1
     assert fanout.review_queues_notify() == 0  # at most one per period
-    assert fanout.review_queues_notify(now=timezone.now() + timedelta(seconds=settings.NOTIFICATIONS_QUEUE_PERIOD + 1)) == 1
+    assert (
+        fanout.review_queues_notify(now=timezone.now() + timedelta(seconds=settings.NOTIFICATIONS_QUEUE_PERIOD + 1))
+        == 1
+    )
 
     assert mail.emails_send() == 2
     first = smtp_server.wait_for(2)[0]

@@ -23,9 +23,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def worker(tmp_path, redis_url, broker_url, smtp_server):
     workers = Workers(
-        tmp_path, redis_url, broker_url, queue="notifications",
+        tmp_path,
+        redis_url,
+        broker_url,
+        queue="notifications",
         env={
-            "EMAIL_URL": smtp_server.url, "NOTIFICATIONS_EMAIL_INTERVAL": "0.2", "NOTIFICATIONS_EMAIL_CLAIM": "2",
+            "EMAIL_URL": smtp_server.url,
+            "NOTIFICATIONS_EMAIL_INTERVAL": "0.2",
+            "NOTIFICATIONS_EMAIL_CLAIM": "2",
             "NOTIFICATIONS_EVENTS_INTERVAL": "0.2",
         },
     )
@@ -51,7 +56,9 @@ def test_a_worker_with_beat_emails_a_reply_within_seconds(worker, smtp_server, s
     wait_for("the email to be marked sent", lambda: emails(reply) == Counter({EmailState.SENT: 1}), workers=[w])
 
 
-def test_a_sender_killed_mid_batch_leaves_the_rest_to_the_next_and_nobody_gets_two(worker, smtp_server, tmp_path, subject, bob):
+def test_a_sender_killed_mid_batch_leaves_the_rest_to_the_next_and_nobody_gets_two(
+    worker, smtp_server, tmp_path, subject, bob
+):
     readers = [UserFactory(email=f"reader{n}@example.com") for n in range(5)]
     for reader in readers:
         subscription_set(user=reader, subject_id=subject.pk, state="subscribed")
@@ -63,6 +70,8 @@ def test_a_sender_killed_mid_batch_leaves_the_rest_to_the_next_and_nobody_gets_t
     assert len(smtp_server.messages) == 2
 
     b = worker()
-    wait_for("worker B to take the expired claim over", lambda: emails(top) == Counter({EmailState.SENT: 5}), workers=[b])
+    wait_for(
+        "worker B to take the expired claim over", lambda: emails(top) == Counter({EmailState.SENT: 5}), workers=[b]
+    )
     received = Counter(rcpt for (rcpt,) in smtp_server.recipients())
     assert received == Counter({r.email: 1 for r in readers})

@@ -25,11 +25,15 @@ from .conftest import post, told
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_a_post_costs_the_request_one_stream_entry_and_no_query_of_notifications(redis_url, raw_redis, subject, alice, bob, client_for):
+def test_a_post_costs_the_request_one_stream_entry_and_no_query_of_notifications(
+    redis_url, raw_redis, subject, alice, bob, client_for
+):
     parent = post(subject, alice)
     client = client_for(bob)
     with CaptureQueriesContext(connection) as ran:
-        answer = client.post(f"{API}/subjects/{subject.pk}/comments", {"body": "hi", "reply_to_id": parent.pk}, format="json")
+        answer = client.post(
+            f"{API}/subjects/{subject.pk}/comments", {"body": "hi", "reply_to_id": parent.pk}, format="json"
+        )
     assert answer.status_code == 201
     assert not [q for q in ran.captured_queries if "notifications_" in q["sql"]]
     assert raw_redis.xlen(jobs.EVENTS_STREAM) == 1
@@ -89,7 +93,12 @@ def test_an_event_handed_on_again_writes_nothing_twice(redis_url, raw_redis, sub
 
 
 def test_entries_that_are_not_events_are_dropped(redis_url, raw_redis):
-    for fields in ({"e": "garbage"}, {"e": "abc|posted|notanumber"}, {"x": "1"}, {"e": "abc|status|1|pending|published|x"}):
+    for fields in (
+        {"e": "garbage"},
+        {"e": "abc|posted|notanumber"},
+        {"x": "1"},
+        {"e": "abc|status|1|pending|published|x"},
+    ):
         raw_redis.xadd(jobs.EVENTS_STREAM, fields)
     assert jobs.events_drain() == 0
     assert raw_redis.xlen(jobs.EVENTS_STREAM) == 0
@@ -148,7 +157,9 @@ def test_the_fan_out_of_a_comment_costs_the_same_statements_for_one_follower_or_
     assert one[1] == fifty[1] <= 4  # the comment, the subscribers' insert (and the transaction's own)
 
 
-def test_a_batch_of_posts_that_tell_nobody_costs_two_queries_whatever_its_size(redis_url, raw_redis, subject, alice, bob):
+def test_a_batch_of_posts_that_tell_nobody_costs_two_queries_whatever_its_size(
+    redis_url, raw_redis, subject, alice, bob
+):
     """A busy discussion's posts mostly answer nobody, mention nobody and have no followers:
     the drain reads the batch's comments and their subjects' followers once, and writes
     nothing for them."""

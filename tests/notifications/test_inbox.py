@@ -108,7 +108,9 @@ def test_a_held_or_shadowed_comment_tells_nobody(subject, alice, bob, moderator,
     assert told(moderator) == [(Kind.MENTION, parent.pk)]
 
 
-def test_a_held_comment_approved_later_notifies_then_and_its_author_hears_the_decision(subject, alice, bob, carol, moderator):
+def test_a_held_comment_approved_later_notifies_then_and_its_author_hears_the_decision(
+    subject, alice, bob, carol, moderator
+):
     parent = post(subject, alice)
     services.subscription_set(user=carol, subject_id=subject.pk, state="subscribed")
     subject.site.moderation = "pre"
@@ -161,7 +163,11 @@ def test_an_edit_tells_only_whom_it_newly_mentions(subject, alice, bob, carol):
 
     parent = post(subject, alice)
     reply = post(subject, bob, "hi", reply_to=parent)
-    comment_edit(comment=Comment.objects.select_related("subject__site").get(pk=reply.pk), editor=bob, body="hi @carol and @alice")
+    comment_edit(
+        comment=Comment.objects.select_related("subject__site").get(pk=reply.pk),
+        editor=bob,
+        body="hi @carol and @alice",
+    )
     settle()
     assert told(alice) == [(Kind.REPLY, reply.pk)]
     assert told(carol) == [(Kind.MENTION, reply.pk)]
@@ -222,7 +228,13 @@ def test_the_inbox_lists_newest_first_with_the_unread_count_and_pages_by_cursor(
     first = page["items"][0]
     assert first["kind"] == "reply" and first["read"] is False
     assert first["actor"] == {"id": bob.pk, "name": bob.public_name, "avatar": None}
-    assert first["subject"] == {"id": subject.pk, "site": subject.site.key, "key": subject.key, "title": subject.title, "url": ""}
+    assert first["subject"] == {
+        "id": subject.pk,
+        "site": subject.site.key,
+        "key": subject.key,
+        "title": subject.title,
+        "url": "",
+    }
     assert first["comment"]["root_id"] == parent.pk and first["comment"]["reply_to_id"] == parent.pk
     assert first["comment"]["excerpt"].startswith("reply number 4 xxx") and len(first["comment"]["excerpt"]) == 200
     rest = client.get(f"{API}/notifications?limit=3&cursor={page['next_cursor']}").json()
@@ -300,9 +312,16 @@ def test_bad_read_all_bodies_are_invalid(alice, client_for, body):
 
 @pytest.mark.parametrize(
     "method,path",
-    [("get", "notifications"), ("get", "notifications/unread_count"), ("post", "notifications/read_all"),
-     ("put", "notifications/1/read"), ("get", "notifications/preferences"), ("patch", "notifications/preferences"),
-     ("get", "subjects/1/subscription"), ("put", "subjects/1/subscription")],
+    [
+        ("get", "notifications"),
+        ("get", "notifications/unread_count"),
+        ("post", "notifications/read_all"),
+        ("put", "notifications/1/read"),
+        ("get", "notifications/preferences"),
+        ("patch", "notifications/preferences"),
+        ("get", "subjects/1/subscription"),
+        ("put", "subjects/1/subscription"),
+    ],
 )
 def test_every_notifications_endpoint_needs_a_signed_in_reader(api, method, path):
     assert_error(getattr(api, method)(f"{API}/{path}", format="json"), 401, "not_authenticated")
@@ -313,11 +332,19 @@ def test_preferences_start_at_the_defaults_and_change_kind_by_kind(alice, client
     assert client.get(f"{API}/notifications/preferences").json() == {
         "language": "en",
         "like_milestones": False,
-        "email": {"reply": "immediately", "mention": "immediately", "subscription": "immediately",
-                  "like_milestone": "never", "decision": "immediately", "queue": "immediately"},
+        "email": {
+            "reply": "immediately",
+            "mention": "immediately",
+            "subscription": "immediately",
+            "like_milestone": "never",
+            "decision": "immediately",
+            "queue": "immediately",
+        },
     }
     answer = client.patch(
-        f"{API}/notifications/preferences", {"language": "zh-hans", "email": {"reply": "daily", "subscription": "never"}}, format="json"
+        f"{API}/notifications/preferences",
+        {"language": "zh-hans", "email": {"reply": "daily", "subscription": "never"}},
+        format="json",
     ).json()
     assert answer["language"] == "zh-hans" and answer["like_milestones"] is False
     assert answer["email"]["reply"] == "daily" and answer["email"]["subscription"] == "never"
@@ -327,8 +354,16 @@ def test_preferences_start_at_the_defaults_and_change_kind_by_kind(alice, client
 
 @pytest.mark.parametrize(
     "body",
-    [{"email": {"reply": "weekly"}}, {"email": {"likes": "daily"}}, {"email": "daily"}, {"language": "fr"},
-     {"like_milestones": "yes please"}, {"like_milestones": "true"}, {"like_milestones": 1}, {"language": 7}],
+    [
+        {"email": {"reply": "weekly"}},
+        {"email": {"likes": "daily"}},
+        {"email": "daily"},
+        {"language": "fr"},
+        {"like_milestones": "yes please"},
+        {"like_milestones": "true"},
+        {"like_milestones": 1},
+        {"language": 7},
+    ],
 )
 def test_bad_preferences_are_invalid_and_change_nothing(alice, client_for, body):
     assert_error(client_for(alice).patch(f"{API}/notifications/preferences", body, format="json"), 400, "invalid")

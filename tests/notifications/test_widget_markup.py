@@ -10,7 +10,9 @@ from django.test import Client
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize(("lang", "words"), [("en", "{name} replied to your comment"), ("zh-hans", "{name} 回复了你的评论")])
+@pytest.mark.parametrize(
+    ("lang", "words"), [("en", "{name} replied to your comment"), ("zh-hans", "{name} 回复了你的评论")]
+)
 def test_the_widget_page_loads_the_notifications_script_with_its_words_in_the_readers_language(subject, lang, words):
     response = Client().get("/embed/", {"site": subject.site.key, "key": subject.key, "lang": lang})
     html = response.content.decode()

@@ -27,7 +27,10 @@ def worker(tmp_path, redis_url, broker_url):
     (``pause_at``: a point of ``tests/notifications/paused_worker.py``); all are killed at
     teardown."""
     workers = Workers(
-        tmp_path, redis_url, broker_url, queue="notifications",
+        tmp_path,
+        redis_url,
+        broker_url,
+        queue="notifications",
         env={"NOTIFICATIONS_EVENTS_INTERVAL": "0.2", "NOTIFICATIONS_EVENTS_RECLAIM": "1"},
     )
 
@@ -58,14 +61,25 @@ _DRAINED = re.compile(r"Task notifications\.drain_events\[[0-9a-f-]+\] succeeded
 def test_a_running_worker_with_beat_hands_a_reply_on_within_seconds(worker, raw_redis):
     parent = CommentFactory()
     w = worker()
-    wait_for("the worker's first drain from beat", lambda: _DRAINED.search(w.log_path.read_text(errors="replace")), workers=[w])
+    wait_for(
+        "the worker's first drain from beat",
+        lambda: _DRAINED.search(w.log_path.read_text(errors="replace")),
+        workers=[w],
+    )
     reply = CommentFactory(subject=parent.subject, reply_to=parent)
-    wait_for("the reply's notification", lambda: Notification.objects.filter(comment_id=reply.pk).exists(), workers=[w], timeout=5.0)
+    wait_for(
+        "the reply's notification",
+        lambda: Notification.objects.filter(comment_id=reply.pk).exists(),
+        workers=[w],
+        timeout=5.0,
+    )
     assert rows([reply.pk]) == [(parent.author_id, reply.pk)]
     wait_for("the stream to be acknowledged and emptied", lambda: stream_state(raw_redis) == (0, 0), workers=[w])
 
 
-def test_a_worker_killed_in_the_middle_of_a_batch_leaves_it_to_the_next_which_writes_nothing_twice(worker, raw_redis, tmp_path, subject):
+def test_a_worker_killed_in_the_middle_of_a_batch_leaves_it_to_the_next_which_writes_nothing_twice(
+    worker, raw_redis, tmp_path, subject
+):
     followers = [UserFactory() for _ in range(5)]
     for follower in followers:
         subscription_set(user=follower, subject_id=subject.pk, state="subscribed")
@@ -79,5 +93,7 @@ def test_a_worker_killed_in_the_middle_of_a_batch_leaves_it_to_the_next_which_wr
         assert stream_state(raw_redis) == (4, 4)
 
     b = worker()
-    wait_for("worker B to take the batch over and acknowledge it", lambda: stream_state(raw_redis) == (0, 0), workers=[b])
+    wait_for(
+        "worker B to take the batch over and acknowledge it", lambda: stream_state(raw_redis) == (0, 0), workers=[b]
+    )
     assert rows(ids) == sorted((f.pk, c) for f in followers for c in ids)  # each once

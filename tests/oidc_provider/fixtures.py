@@ -13,10 +13,12 @@ PROVIDER_NAME = "Test ID"
 
 @pytest.fixture(scope="session")
 def oidc_provider(live_server):
-    started = test_provider.start([
-        f"{live_server.url}/auth/oidc/test/login/callback/",
-        f"{live_server.url}/auth/oidc/wrong-secret/login/callback/",
-    ])
+    started = test_provider.start(
+        [
+            f"{live_server.url}/auth/oidc/test/login/callback/",
+            f"{live_server.url}/auth/oidc/wrong-secret/login/callback/",
+        ]
+    )
     yield started
     test_provider.stop(started)
 

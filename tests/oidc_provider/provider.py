@@ -50,10 +50,16 @@ def start(redirect_uris: list[str]) -> Provider:
     with log.open("wb") as output:
         process = subprocess.Popen(
             [sys.executable, "-m", "tests.oidc_provider.serve", str(port), CLIENT_ID, SECRET, *redirect_uris],
-            cwd=REPO, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=REPO,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     provider = Provider(issuer=f"http://127.0.0.1:{port}/o", process=process, log=log)
-    wait_until(lambda: process.poll() is not None or _answers(provider.discovery_url), "the test provider did not answer")
+    wait_until(
+        lambda: process.poll() is not None or _answers(provider.discovery_url), "the test provider did not answer"
+    )
     if process.poll() is not None:
         raise AssertionError(f"the test provider did not start: {log.read_text()[-2000:]}")
     return provider
@@ -62,7 +68,9 @@ def start(redirect_uris: list[str]) -> Provider:
 def send_coop(provider: Provider, on: bool) -> None:
     """Have the provider's pages send ``Cross-Origin-Opener-Policy: same-origin``, or not."""
     base = provider.issuer.rsplit("/o", 1)[0]
-    with urllib.request.urlopen(urllib.request.Request(f"{base}/coop/{'on' if on else 'off'}", method="POST"), timeout=5):
+    with urllib.request.urlopen(
+        urllib.request.Request(f"{base}/coop/{'on' if on else 'off'}", method="POST"), timeout=5
+    ):
         pass
 
 

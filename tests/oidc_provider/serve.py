@@ -27,9 +27,15 @@ def main(port: int, client_id: str, secret: str, redirect_uris: list[str]) -> No
     call_command("migrate", verbosity=0)
     User.objects.create_user("ada", "ada@example.com", "lovelace-1815", first_name="Ada", last_name="Lovelace")
     Application.objects.create(
-        name="Comment service", client_id=client_id, client_secret=secret, hash_client_secret=False,
-        client_type=Application.CLIENT_CONFIDENTIAL, authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
-        redirect_uris=" ".join(redirect_uris), algorithm=Application.RS256_ALGORITHM, skip_authorization=False,
+        name="Comment service",
+        client_id=client_id,
+        client_secret=secret,
+        hash_client_secret=False,
+        client_type=Application.CLIENT_CONFIDENTIAL,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris=" ".join(redirect_uris),
+        algorithm=Application.RS256_ALGORITHM,
+        skip_authorization=False,
     )
     run("127.0.0.1", port, get_wsgi_application(), threading=True, server_cls=WSGIServer)
 

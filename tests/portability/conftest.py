@@ -84,11 +84,24 @@ def site_shape(site: Site) -> list[tuple]:
     each with its subject key, depth, floor, status, author name, times, body and html."""
     out = []
     for c in site_comments(site).order_by("subject__key", "path"):
-        out.append((
-            c.subject.key, c.depth, c.floor, c.status, c.visibility, c.pinned, c.featured,
-            c.author.public_name if c.author else None, c.created_at, c.edited_at, c.content.body, c.content.html,
-            c.reply_count, c.descendant_count,
-        ))
+        out.append(
+            (
+                c.subject.key,
+                c.depth,
+                c.floor,
+                c.status,
+                c.visibility,
+                c.pinned,
+                c.featured,
+                c.author.public_name if c.author else None,
+                c.created_at,
+                c.edited_at,
+                c.content.body,
+                c.content.html,
+                c.reply_count,
+                c.descendant_count,
+            )
+        )
     return out
 
 

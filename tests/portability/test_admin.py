@@ -28,7 +28,9 @@ def test_staff_import_an_export_by_upload_and_see_its_summary(staff_client):
     site = SiteFactory(key="blog")
     assert b"Import comments" in staff_client.get(ADD).content
     with open(fixture_path("disqus.xml"), "rb") as export:
-        response = staff_client.post(ADD, {"site": site.pk, "format": "disqus", "file": upload("export.xml", export.read())})
+        response = staff_client.post(
+            ADD, {"site": site.pk, "format": "disqus", "file": upload("export.xml", export.read())}
+        )
     run = ImportRun.objects.get()
     assert response.status_code == 302 and response["Location"].endswith(f"/importrun/{run.pk}/change/")
     assert Comment.objects.filter(subject__site=site).count() == 9

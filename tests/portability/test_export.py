@@ -22,7 +22,7 @@ from ..factories import SiteFactory, SubjectFactory, UserFactory
 from .conftest import assert_consistent, run_import, site_shape
 
 BODIES = [
-    "Hello **world**, see https://example.com/x?y=1#z and [the docs](https://example.com/docs \"Docs\").",
+    'Hello **world**, see https://example.com/x?y=1#z and [the docs](https://example.com/docs "Docs").',
     "我觉得这个方案很有意思，尤其是**缓存**的部分。😀",
     "> quoted\n\nand a list:\n\n- one\n- two\n  - nested\n\n1. first\n2. second",
     "```python\nprint('<script>')\n```\n\nInline `code` and ~~struck~~ *emphasis*; 5 * 3 < 16 & snake_case.",
@@ -51,8 +51,14 @@ def source_site(db, settings):
         nonlocal at
         at += timedelta(minutes=7)
         comment = comment_services.comment_create(
-            subject=subject, author=author, body=body, reply_to_id=reply_to.pk if reply_to else None, created_at=at,
-            author_ip="203.0.113.9", user_agent="Mozilla/5.0 (test)", **kwargs,
+            subject=subject,
+            author=author,
+            body=body,
+            reply_to_id=reply_to.pk if reply_to else None,
+            created_at=at,
+            author_ip="203.0.113.9",
+            user_agent="Mozilla/5.0 (test)",
+            **kwargs,
         )
         made.append(comment)
         return comment
@@ -122,8 +128,22 @@ def test_json_export_is_one_record_per_line_subjects_then_their_comments(source_
     local = next(r for r in records if r["type"] == "comment" and r["body"] == BODIES[1])
     assert local["author"]["id"] == "local:localperson" and local["featured"]
     assert set(sso) == {
-        "type", "id", "subject_id", "reply_to_id", "author", "body", "html", "status", "visibility", "pinned",
-        "featured", "floor", "created_at", "edited_at", "ip", "user_agent",
+        "type",
+        "id",
+        "subject_id",
+        "reply_to_id",
+        "author",
+        "body",
+        "html",
+        "status",
+        "visibility",
+        "pinned",
+        "featured",
+        "floor",
+        "created_at",
+        "edited_at",
+        "ip",
+        "user_agent",
     }
 
 
@@ -140,7 +160,14 @@ def test_json_export_imports_into_an_empty_site_identically(source_site, tmp_pat
     for key in ("article:1", "/path/二", "empty"):
         a, b = Subject.objects.get(site=source_site, key=key), Subject.objects.get(site=target, key=key)
         assert (a.title, a.url, a.mode, a.state, a.comment_count, a.root_count, a.created_at) == (
-            b.title, b.url, b.mode, b.state, b.comment_count, b.root_count, b.created_at)
+            b.title,
+            b.url,
+            b.mode,
+            b.state,
+            b.comment_count,
+            b.root_count,
+            b.created_at,
+        )
     assert_consistent(target)
     # And again: the second import of the export changes nothing.
     assert run_import(target, "json", path).imported == 0
@@ -160,14 +187,28 @@ def test_disqus_export_imports_into_an_empty_site_with_the_same_comments(source_
     def seen(site):
         return [
             (key, depth, floor, status, author, created, html)
-            for (key, depth, floor, status, _visibility, _pinned, _featured, author, created, _edited, _body, html, *_)
-            in site_shape(site)
+            for (
+                key,
+                depth,
+                floor,
+                status,
+                _visibility,
+                _pinned,
+                _featured,
+                author,
+                created,
+                _edited,
+                _body,
+                html,
+                *_,
+            ) in site_shape(site)
         ]
 
     expected = [row if row[3] != Status.SHADOW else (*row[:3], Status.PENDING, *row[4:]) for row in seen(source_site)]
     assert seen(target) == expected
     assert set(Subject.objects.filter(site=target).values_list("key", "title")) == set(
-        Subject.objects.filter(site=source_site).values_list("key", "title"))
+        Subject.objects.filter(site=source_site).values_list("key", "title")
+    )
     assert_consistent(target)
 
 

@@ -19,9 +19,13 @@ from .conftest import fixture_path, run_import
 
 def test_history_ids_follow_dates_and_sort_before_anything_the_service_made():
     moments = [
-        datetime(1999, 12, 31, tzinfo=UTC), datetime(2012, 5, 1, tzinfo=UTC),
-        datetime(2012, 5, 1, 0, 0, 1, tzinfo=UTC), datetime(2024, 12, 31, tzinfo=UTC),
-        datetime(2025, 6, 1, tzinfo=UTC), HISTORY_END - timedelta(milliseconds=40), HISTORY_END,
+        datetime(1999, 12, 31, tzinfo=UTC),
+        datetime(2012, 5, 1, tzinfo=UTC),
+        datetime(2012, 5, 1, 0, 0, 1, tzinfo=UTC),
+        datetime(2024, 12, 31, tzinfo=UTC),
+        datetime(2025, 6, 1, tzinfo=UTC),
+        HISTORY_END - timedelta(milliseconds=40),
+        HISTORY_END,
         HISTORY_END + timedelta(days=1),
     ]
     ids = [history_id(m) for m in moments]
@@ -39,7 +43,10 @@ def test_imported_comments_sort_before_the_sites_own_and_skip_ids_taken(db):
     # An id the first imported comment would take is already used (another site's history).
     elsewhere = SubjectFactory(site=SiteFactory())
     Comment.objects.create(
-        id=first_candidate, subject=elsewhere, path=paths.encode_step(first_candidate), floor=1,
+        id=first_candidate,
+        subject=elsewhere,
+        path=paths.encode_step(first_candidate),
+        floor=1,
         created_at=datetime(2019, 3, 1, 10, tzinfo=UTC),
     )
     run_import(site, "disqus", fixture_path("disqus.xml"))
@@ -64,8 +71,10 @@ def _disqus_posts(path, n: int) -> None:
 
 def _wordpress_comments(path, n: int) -> None:
     with open(path, "w", encoding="utf-8") as out:
-        out.write('<rss xmlns:wp="http://wordpress.org/export/1.2/"><channel><item><title>t</title>'
-                  "<link>https://x.example/p/</link><wp:post_id>1</wp:post_id>\n")
+        out.write(
+            '<rss xmlns:wp="http://wordpress.org/export/1.2/"><channel><item><title>t</title>'
+            "<link>https://x.example/p/</link><wp:post_id>1</wp:post_id>\n"
+        )
         for i in range(n):
             out.write(
                 f"<wp:comment><wp:comment_id>{i}</wp:comment_id><wp:comment_author>n{i}</wp:comment_author>"

@@ -24,7 +24,11 @@ def test_disqus_export_imports_threads_as_subjects_and_keeps_the_reply_tree(db):
     summary = run_import(site, "disqus", fixture_path("disqus.xml"))
 
     hello = Subject.objects.get(site=site, key="post-hello")  # the identifier the site gave Disqus
-    assert (hello.title, hello.url, hello.state) == ("Hello, world", "https://blog.example/2019/hello/", SubjectState.OPEN)
+    assert (hello.title, hello.url, hello.state) == (
+        "Hello, world",
+        "https://blog.example/2019/hello/",
+        SubjectState.OPEN,
+    )
     assert hello.created_at == datetime(2019, 3, 1, 9, tzinfo=UTC)
     chinese = Subject.objects.get(site=site, key="https://blog.example/2020/中文/")  # no identifier: the URL
     assert chinese.state == SubjectState.CLOSED and chinese.title == "中文标题 — unicode"
@@ -74,7 +78,7 @@ def test_disqus_html_is_converted_and_sanitised_through_the_renderer(db):
     run_import(site, "disqus", fixture_path("disqus.xml"))
     first = by_body(site, "First!").content
     assert first.body == "First! **Great** post.\n\nSee [the docs](https://example.com/docs)."
-    assert '<strong>Great</strong>' in first.html and 'rel="nofollow ugc noopener"' in first.html
+    assert "<strong>Great</strong>" in first.html and 'rel="nofollow ugc noopener"' in first.html
     attack = by_body(site, "Reply to Alice").content
     assert attack.body == "Reply to Alice click"  # script, its text, the javascript: link and the image are gone
     literal = by_body(site, "Who wrote this").content
@@ -132,7 +136,10 @@ def test_a_newer_export_adds_only_what_is_new(db, tmp_path):
     newer = tmp_path / "newer.xml"
     with open(fixture_path("disqus.xml"), encoding="utf-8") as fixture:
         text = fixture.read()
-    newer.write_text(text.replace("</disqus>", """
+    newer.write_text(
+        text.replace(
+            "</disqus>",
+            """
   <post dsq:id="1008"><message><![CDATA[<p>A new reply to the first comment.</p>]]></message>
     <createdAt>2024-01-01T10:00:00Z</createdAt><isDeleted>false</isDeleted><isSpam>false</isSpam>
     <author><name>Alice</name><isAnonymous>false</isAnonymous><username>alice</username></author>
@@ -141,7 +148,10 @@ def test_a_newer_export_adds_only_what_is_new(db, tmp_path):
     <createdAt>2024-01-02T10:00:00Z</createdAt><isDeleted>false</isDeleted><isSpam>false</isSpam>
     <author><name>Eve</name><isAnonymous>false</isAnonymous><username>eve</username></author>
     <thread dsq:id="100"/></post>
-</disqus>"""), encoding="utf-8")
+</disqus>""",
+        ),
+        encoding="utf-8",
+    )
     summary = run_import(site, "disqus", str(newer))
     assert summary.imported == 2 and summary.skipped["already imported"] == 9 and summary.users_created == 1
     assert {c.pk: (c.floor, c.status) for c in site_comments(site) if c.pk in old} == old

@@ -45,7 +45,10 @@ def test_the_progress_rate_counts_from_the_start_of_its_phase():
     progress("reading", 8_000, None)  # t = 104
     progress("importing", 0, 3_000)  # t = 110
     progress("importing", 3_000, 3_000)  # t = 111: finished, shown at once
-    assert out.getvalue().splitlines() == ["reading: 8,000 records (2,000/s)", "importing: 3,000 of 3,000 comments (3,000/s)"]
+    assert out.getvalue().splitlines() == [
+        "reading: 8,000 records (2,000/s)",
+        "importing: 3,000 of 3,000 comments (3,000/s)",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -111,8 +114,14 @@ def test_manage_py_reports_bad_input_without_a_traceback():
     root = Path(__file__).resolve().parents[2]
     result = subprocess.run(
         [sys.executable, "manage.py", "import_comments", "--site", "blog", "--format", "livefyre", "export.xml"],
-        cwd=root, capture_output=True, text=True, timeout=120,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
-    assert result.stderr.strip() == "CommandError: unknown format 'livefyre': use one of disqus, wordpress, isso, remark42, json"
+    assert (
+        result.stderr.strip()
+        == "CommandError: unknown format 'livefyre': use one of disqus, wordpress, isso, remark42, json"
+    )

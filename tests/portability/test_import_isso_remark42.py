@@ -17,7 +17,11 @@ def by_body(site, fragment: str) -> Comment:
 def test_isso_threads_comments_and_modes(db, isso_db):
     site = SiteFactory(key="isso")
     summary = run_import(site, "isso", isso_db)
-    assert set(Subject.objects.filter(site=site).values_list("key", flat=True)) == {"/posts/first/", "/posts/第二/", "/posts/quiet/"}
+    assert set(Subject.objects.filter(site=site).values_list("key", flat=True)) == {
+        "/posts/first/",
+        "/posts/第二/",
+        "/posts/quiet/",
+    }
     hello = by_body(site, "Hello **isso**")  # Isso keeps Markdown: stored as it is
     assert hello.content.html.startswith("<p>Hello <strong>isso</strong>")
     assert hello.created_at == datetime(2021, 6, 1, 10, 0, 0, 250000, tzinfo=UTC)
@@ -28,7 +32,9 @@ def test_isso_threads_comments_and_modes(db, isso_db):
     assert placeholder.content.body == "" and by_body(site, "Replying to a deleted").reply_to_id == placeholder.pk
     assert "&lt;script&gt;" in by_body(site, "Replying to a deleted").content.html
     assert by_body(site, "Please approve me").status == Status.PENDING
-    assert by_body(site, "Hello **isso**").author_id == by_body(site, "Replying to a deleted").author_id  # Ann, any case
+    assert (
+        by_body(site, "Hello **isso**").author_id == by_body(site, "Replying to a deleted").author_id
+    )  # Ann, any case
     assert by_body(site, "anonymous reply").author is None
     assert by_body(site, "中文评论").content.author_ip == "2001:db8::"
     assert summary.skipped == {"bad or missing date": 1, "unknown status": 1, "thread not in the file": 1}
@@ -61,8 +67,12 @@ def test_remark42_backup_pages_become_subjects_and_pids_keep_the_tree(db):
     assert gita.display_name == "Gita Hub" and gita.avatar_url == "https://r42.example/avatar/1.png"
     assert by_body(site, "No user").author is None
     assert summary.skipped == {
-        "not valid JSON": 1, "not a JSON object": 1, "comment without an id": 1, "no thread": 1,
-        "bad or missing date": 1, "duplicate comment id in the file (first kept)": 1,
+        "not valid JSON": 1,
+        "not a JSON object": 1,
+        "comment without an id": 1,
+        "no thread": 1,
+        "bad or missing date": 1,
+        "duplicate comment id in the file (first kept)": 1,
     }
     assert summary.examples["not valid JSON"] == ["line 8"]
     assert_consistent(site)

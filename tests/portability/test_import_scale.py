@@ -80,5 +80,7 @@ def test_lookups_by_source_id_use_every_column_of_their_index(tmp_path, small_ba
         assert any("external_id" in line for line in author_conditions), author_plan
     else:
         # SQLite names the unique constraints' indexes itself (sqlite_autoindex_...).
-        assert "USING INDEX" in parent_plan and "(site_id=? AND source=? AND kind=? AND source_id=?)" in parent_plan, parent_plan
+        assert "USING INDEX" in parent_plan and "(site_id=? AND source=? AND kind=? AND source_id=?)" in parent_plan, (
+            parent_plan
+        )
         assert "USING INDEX" in author_plan and "(site_id=? AND external_id=?)" in author_plan, author_plan

@@ -62,7 +62,9 @@ def test_wordpress_line_breaks_count_and_html_is_sanitised(db):
 def test_wordpress_registered_users_and_guests(db):
     site = SiteFactory(key="wp")
     run_import(site, "wordpress", fixture_path("wordpress.xml"))
-    assert by_body(site, "Thanks!").author == ExternalIdentity.objects.get(site=site, external_id="wordpress:user:1").user
+    assert (
+        by_body(site, "Thanks!").author == ExternalIdentity.objects.get(site=site, external_id="wordpress:user:1").user
+    )
     guest = by_body(site, "Hi, this is a comment").author
     assert by_body(site, "Same guest").author_id == guest.pk  # the same e-mail, whatever its case
     assert by_body(site, "Anonymous, with a list").author is None  # no name, no e-mail

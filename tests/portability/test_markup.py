@@ -16,12 +16,21 @@ from portability.markup import html_to_markdown
     ("html", "markdown"),
     [
         ("<p>Hi <b>there</b><br>new line</p><p>two</p>", "Hi **there**\\\nnew line\n\ntwo"),
-        ('<a href="javascript:alert(1)">click</a> <a href="https://e.example" onclick="x()">link</a>', "click [link](https://e.example)"),
+        (
+            '<a href="javascript:alert(1)">click</a> <a href="https://e.example" onclick="x()">link</a>',
+            "click [link](https://e.example)",
+        ),
         ("before<script>alert(1)</script><style>p{}</style> after", "before after"),
         ('<img src="x" onerror="alert(1)">text', "text"),
         ("&lt;script&gt;alert(1)&lt;/script&gt;", "\\<script>alert(1)\\</script>"),
-        ("5 * 3 = 15, [not a link](x), snake_case and _under_", "5 \\* 3 = 15, \\[not a link\\](x), snake_case and \\_under\\_"),
-        ("<p># not a heading</p><p>1. not a list</p><p>- nor this</p>", "\\# not a heading\n\n1\\. not a list\n\n\\- nor this"),
+        (
+            "5 * 3 = 15, [not a link](x), snake_case and _under_",
+            "5 \\* 3 = 15, \\[not a link\\](x), snake_case and \\_under\\_",
+        ),
+        (
+            "<p># not a heading</p><p>1. not a list</p><p>- nor this</p>",
+            "\\# not a heading\n\n1\\. not a list\n\n\\- nor this",
+        ),
         ("<ul><li>one</li><li>two</li></ul><ul><li>three</li></ul>", "- one\n- two\n\n* three"),
         ('<pre><code class="language-py">x = 1 &lt; 2\n</code></pre>', "```py\nx = 1 < 2\n```"),
         ("<blockquote><p>quoted</p><p>twice</p></blockquote>", "> quoted\n>\n> twice"),
@@ -41,8 +50,30 @@ def test_wordpress_line_breaks_are_kept():
 # quotes, headings, in paragraphs. (Not a lone backtick: text that looks like a link, like
 # "www.example.org", may come back linked when a character next to it needs escaping.)
 _word = st.sampled_from(
-    ["word", "Hello", "5", "*", "_x_", "a_b", "[x]", "(y)", "<b>", "&amp;", "#tag", "1.", "-", "~", "中文",
-     "😀", "a@b.example", "https://example.com/p?q=1", "www.example.org", "!", "\\", "+"]
+    [
+        "word",
+        "Hello",
+        "5",
+        "*",
+        "_x_",
+        "a_b",
+        "[x]",
+        "(y)",
+        "<b>",
+        "&amp;",
+        "#tag",
+        "1.",
+        "-",
+        "~",
+        "中文",
+        "😀",
+        "a@b.example",
+        "https://example.com/p?q=1",
+        "www.example.org",
+        "!",
+        "\\",
+        "+",
+    ]
 )
 _inline = st.one_of(
     _word,

@@ -22,7 +22,10 @@ def test_old_ip_addresses_and_user_agents_are_scrubbed_and_recent_ones_kept(db, 
     site = SiteFactory(key="blog")
     run_import(site, "disqus", fixture_path("disqus.xml"))  # 2019-2020, kept while retention is off
     recent = comment_services.comment_create(
-        subject=SubjectFactory(site=site), author=UserFactory(), body="posted today", author_ip="192.0.2.44",
+        subject=SubjectFactory(site=site),
+        author=UserFactory(),
+        body="posted today",
+        author_ip="192.0.2.44",
         user_agent="Mozilla/5.0 (today)",
     )
     assert ips(site)["First! **Great** post.\n\nSee [the docs](https://example.com/docs)."] == "203.0.113.5"
@@ -54,4 +57,7 @@ def test_an_import_does_not_store_addresses_older_than_the_retention_period(db, 
 
 
 def test_the_retention_job_runs_on_beat():
-    assert django_settings.CELERY_BEAT_SCHEDULE["portability.scrub_ip_addresses"]["task"] == "portability.scrub_ip_addresses"
+    assert (
+        django_settings.CELERY_BEAT_SCHEDULE["portability.scrub_ip_addresses"]["task"]
+        == "portability.scrub_ip_addresses"
+    )

@@ -39,17 +39,33 @@ def world(db):
     subject = SubjectFactory(site=site)
     top = CommentFactory(subject=subject, author=other, body="other's top comment")
     mine = comment_services.comment_create(
-        subject=subject, author=person, body="my reply, with replies", reply_to_id=top.pk,
-        author_ip="198.51.100.23", user_agent="Mozilla/5.0 (person)",
+        subject=subject,
+        author=person,
+        body="my reply, with replies",
+        reply_to_id=top.pk,
+        author_ip="198.51.100.23",
+        user_agent="Mozilla/5.0 (person)",
     )
     answer = CommentFactory(subject=subject, author=third, body="an answer to the person", reply_to=mine)
-    alone = comment_services.comment_create(subject=subject, author=person, body="my lonely comment", author_ip="198.51.100.23")
+    alone = comment_services.comment_create(
+        subject=subject, author=person, body="my lonely comment", author_ip="198.51.100.23"
+    )
     report_create(comment=comment_services_ref(answer), reporter=person, reason="abuse", detail="rude")
     sanction_create(actor=moderator, site=elsewhere, user_id=person.pk, kind="shadow_ban", reason="noise")
     Follow.objects.create(follower=person, followee=other)
     Follow.objects.create(follower=third, followee=person)
-    return {"site": site, "subject": subject, "person": person, "other": other, "third": third, "top": top,
-            "mine": mine, "answer": answer, "alone": alone, "moderator": moderator}
+    return {
+        "site": site,
+        "subject": subject,
+        "person": person,
+        "other": other,
+        "third": third,
+        "top": top,
+        "mine": mine,
+        "answer": answer,
+        "alone": alone,
+        "moderator": moderator,
+    }
 
 
 def comment_services_ref(comment):
@@ -89,7 +105,14 @@ def test_my_data_holds_everything_about_me(world, client_for, no_redis):
     data = json.loads(b"".join(response.streaming_content))
     assert data["format"] == "comments-user-data" and data["user"]["id"] == person.pk
     assert data["user"]["name"] == "Person"
-    assert data["identities"] == [{"site": "main", "external_id": "u-7", "email": "p@example.com", "created_at": data["identities"][0]["created_at"]}]
+    assert data["identities"] == [
+        {
+            "site": "main",
+            "external_id": "u-7",
+            "email": "p@example.com",
+            "created_at": data["identities"][0]["created_at"],
+        }
+    ]
     mine = {c["body"]: c for c in data["comments"]}
     assert set(mine) == {"my reply, with replies", "my lonely comment"}
     reply = mine["my reply, with replies"]
@@ -147,17 +170,29 @@ def test_erasure_keeps_comments_as_placeholders_and_every_count_right(world, cli
         assert (row.status, row.author_id) == (Status.DELETED, None)
         assert (content.body, content.html, content.author_ip, content.user_agent) == ("", "", None, "")
     items = reader.get(f"{API}/subjects/{world['subject'].pk}/comments", {"mode": "flat"}).json()["items"]
-    assert [i["id"] for i in items] == [world["top"].pk, world["mine"].pk, world["answer"].pk]  # a placeholder keeps the tree
+    assert [i["id"] for i in items] == [
+        world["top"].pk,
+        world["mine"].pk,
+        world["answer"].pk,
+    ]  # a placeholder keeps the tree
     assert items[1]["body"] == "" and items[1]["author"] is None
     # The account: closed, anonymous, without identities, reports or follows.
     person.refresh_from_db()
-    assert (person.is_active, person.username, person.display_name, person.email) == (False, f"erased-{person.pk}", "", "")
+    assert (person.is_active, person.username, person.display_name, person.email) == (
+        False,
+        f"erased-{person.pk}",
+        "",
+        "",
+    )
     assert not person.has_usable_password()
     assert_error(token_client.get(f"{API}/me"), 401, "not_authenticated")
     assert not ExternalIdentity.objects.filter(user=person).exists()
     assert not Report.objects.filter(user=person).exists() and not Follow.objects.filter(follower=person).exists()
     assert Sanction.objects.filter(user=person).exists()  # a moderator's record, naming no one now
-    assert set(AuditEntry.objects.filter(action="user_erase").values_list("site__key", flat=True)) == {"main", "elsewhere"}
+    assert set(AuditEntry.objects.filter(action="user_erase").values_list("site__key", flat=True)) == {
+        "main",
+        "elsewhere",
+    }
 
 
 def test_erasure_removes_comments_nothing_hangs_under_where_the_site_says_so(world, client_for, like_store):
@@ -195,7 +230,9 @@ def test_the_user_data_endpoints_are_in_the_openapi_schema(api, db):
     schema = api.get(f"{API}/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     operations = schema["paths"]["/api/v1/me/data"]
     assert set(operations) >= {"get", "delete"}
-    assert operations["get"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/UserDataOut")
+    assert operations["get"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "/UserDataOut"
+    )
     fields = schema["components"]["schemas"]["UserDataOut"]["properties"]
     assert {"user", "identities", "comments", "likes", "reports", "sanctions", "following", "followers"} <= set(fields)
 

@@ -65,7 +65,9 @@ def test_login_page_signs_a_moderator_in_and_lands_on_the_queue(site, moderator)
     assert response.status_code == 302 and response["Location"] == "/console/log/"
     # an outside "next" is ignored
     client.logout()
-    response = client.post("/console/login/", {"username": "mod", "password": "pw-123456", "next": "https://evil.example/"})
+    response = client.post(
+        "/console/login/", {"username": "mod", "password": "pw-123456", "next": "https://evil.example/"}
+    )
     assert response["Location"] == "/console/"
 
 
@@ -146,9 +148,16 @@ def test_queue_filters_by_reason_age_and_state(site, subject, mod):
     assert ids() == [worded.id]
 
 
-@pytest.mark.parametrize("params", [
-    {"state": "sideways"}, {"age": "3y"}, {"reason": "gossip"}, {"cursor": "not-a-cursor"}, {"site": "x" * 100},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"state": "sideways"},
+        {"age": "3y"},
+        {"reason": "gossip"},
+        {"cursor": "not-a-cursor"},
+        {"site": "x" * 100},
+    ],
+)
 def test_bad_filters_are_a_clear_400(site, subject, mod, params):
     held(subject)
     response = mod.get(CONSOLE, params)
@@ -201,7 +210,11 @@ def test_approve_from_a_row_publishes_closes_the_task_and_audits(site, subject, 
 
 def test_bulk_reject_acts_on_every_checked_comment_with_one_audit_entry_each(site, subject, mod, moderator):
     comments = [held(subject)[0] for _ in range(3)]
-    response = mod.post("/console/actions", {"action": "reject", "comment": [c.id for c in comments], "reason": "off topic"}, follow=True)
+    response = mod.post(
+        "/console/actions",
+        {"action": "reject", "comment": [c.id for c in comments], "reason": "off topic"},
+        follow=True,
+    )
     assert "Rejected 3 comments." in response.content.decode()
     assert {status_of(c) for c in comments} == {Status.REJECTED}
     entries = AuditEntry.objects.filter(actor=moderator, action="reject")
@@ -210,9 +223,14 @@ def test_bulk_reject_acts_on_every_checked_comment_with_one_audit_entry_each(sit
     assert not ReviewTask.objects.filter(state=TaskState.OPEN).exists()
 
 
-@pytest.mark.parametrize("action, check", [
-    ("pin", lambda c: c.pinned), ("feature", lambda c: c.featured), ("delete", lambda c: c.status == Status.DELETED),
-])
+@pytest.mark.parametrize(
+    "action, check",
+    [
+        ("pin", lambda c: c.pinned),
+        ("feature", lambda c: c.featured),
+        ("delete", lambda c: c.status == Status.DELETED),
+    ],
+)
 def test_pin_feature_and_delete_from_the_console(site, subject, mod, moderator, action, check):
     comment = CommentFactory(subject=subject)
     mod.post("/console/actions", {"action": action, "comment": [comment.id]})
@@ -223,8 +241,9 @@ def test_pin_feature_and_delete_from_the_console(site, subject, mod, moderator, 
 def test_one_refused_comment_in_a_bulk_action_leaves_the_others_done(site, subject, mod):
     fine, _ = held(subject)
     foreign, _ = held(SubjectFactory(site=SiteFactory()))
-    response = mod.post("/console/actions", {"action": "approve", "comment": [fine.id, foreign.id]},
-                        HTTP_ACCEPT="application/json")
+    response = mod.post(
+        "/console/actions", {"action": "approve", "comment": [fine.id, foreign.id]}, HTTP_ACCEPT="application/json"
+    )
     assert response.status_code == 200
     results = {r["comment_id"]: r for r in response.json()["results"]}
     assert results[fine.id]["ok"] and results[fine.id]["status"] == "published"
@@ -232,10 +251,18 @@ def test_one_refused_comment_in_a_bulk_action_leaves_the_others_done(site, subje
     assert status_of(fine) == Status.PUBLISHED and status_of(foreign) == Status.PENDING
 
 
-@pytest.mark.parametrize("data", [
-    {}, {"action": "approve"}, {"action": "explode", "comment": ["1"]}, {"action": "approve", "comment": ["abc"]},
-    {"do": "approve:xyz"}, {"do": "nuke:5"}, {"action": "approve", "comment": ["9" * 30]},
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        {"action": "approve"},
+        {"action": "explode", "comment": ["1"]},
+        {"action": "approve", "comment": ["abc"]},
+        {"do": "approve:xyz"},
+        {"do": "nuke:5"},
+        {"action": "approve", "comment": ["9" * 30]},
+    ],
+)
 def test_bad_action_posts_are_refused_plainly(site, subject, mod, data):
     response = mod.post("/console/actions", data, HTTP_ACCEPT="application/json")
     assert response.status_code == 400 and response.json()["error"]["code"] == "invalid"
@@ -249,7 +276,9 @@ def reported(comment, *reasons):
 
     for reason in reasons:
         reader = UserFactory()
-        report_create(comment=comment_ref_for_viewer(comment.id, reader), reporter=reader, reason=reason, detail=f"it is {reason}")
+        report_create(
+            comment=comment_ref_for_viewer(comment.id, reader), reporter=reader, reason=reason, detail=f"it is {reason}"
+        )
     return ReviewTask.objects.get(comment_id=comment.id, state=TaskState.OPEN)
 
 
@@ -264,7 +293,11 @@ def test_the_reports_of_a_published_comment_are_dismissed_from_its_task_page_and
     assert "it is abuse" in html  # what the reader said, to judge by
     assert f'value="dismiss:{comment.id}"' in html and "Dismiss reports" in html
 
-    response = mod.post("/console/actions", {"do": f"dismiss:{comment.id}", "reason": "fair criticism", "next": f"/console/tasks/{task.pk}/"}, follow=True)
+    response = mod.post(
+        "/console/actions",
+        {"do": f"dismiss:{comment.id}", "reason": "fair criticism", "next": f"/console/tasks/{task.pk}/"},
+        follow=True,
+    )
     assert "Dismissed the reports of 1 comment." in response.content.decode()
     assert status_of(comment) == Status.PUBLISHED
     task.refresh_from_db()
@@ -439,17 +472,25 @@ def test_sanctions_are_added_by_username_and_lifted_with_audit_entries(site, mod
 def test_a_sanction_by_user_id_with_an_end(site, mod):
     target = UserFactory()
     until = (timezone.now() + timedelta(days=2)).strftime("%Y-%m-%dT%H:%M")
-    assert mod.post("/console/sanctions/", {"site": site.key, "user": str(target.pk), "kind": "shadow_ban", "until": until}).status_code == 302
+    assert (
+        mod.post(
+            "/console/sanctions/", {"site": site.key, "user": str(target.pk), "kind": "shadow_ban", "until": until}
+        ).status_code
+        == 302
+    )
     assert Sanction.objects.get(user=target).until is not None
 
 
-@pytest.mark.parametrize("data, field", [
-    ({"user": "nobody-here", "kind": "ban"}, "user"),
-    ({"user": "mod", "kind": "ban"}, "user"),  # oneself
-    ({"user": "troll", "kind": "exile"}, "kind"),
-    ({"user": "troll", "kind": "ban", "until": "2001-01-01T00:00"}, "until"),
-    ({"user": "troll", "kind": "ban", "until": "soon"}, "until"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"user": "nobody-here", "kind": "ban"}, "user"),
+        ({"user": "mod", "kind": "ban"}, "user"),  # oneself
+        ({"user": "troll", "kind": "exile"}, "kind"),
+        ({"user": "troll", "kind": "ban", "until": "2001-01-01T00:00"}, "until"),
+        ({"user": "troll", "kind": "ban", "until": "soon"}, "until"),
+    ],
+)
 def test_sanction_form_errors_are_shown_not_raised(site, mod, data, field):
     UserFactory(username="troll")
     response = mod.post("/console/sanctions/", {"site": site.key, **data})
@@ -538,7 +579,15 @@ def test_dashboard_refuses_a_site_the_user_does_not_moderate(site, mod):
 
 def test_pages_carry_no_inline_script_or_style(site, subject, mod):
     _, task = held(subject)
-    for url in [CONSOLE, f"/console/tasks/{task.pk}/", "/console/words/", "/console/sanctions/", "/console/log/", "/console/dashboard/", "/console/login/"]:
+    for url in [
+        CONSOLE,
+        f"/console/tasks/{task.pk}/",
+        "/console/words/",
+        "/console/sanctions/",
+        "/console/log/",
+        "/console/dashboard/",
+        "/console/login/",
+    ]:
         html = mod.get(url).content.decode()
         assert "style=" not in html and "<style" not in html, url
         assert " onclick=" not in html and "<script>" not in html, url

@@ -83,7 +83,9 @@ def test_a_site_without_origins_may_not_be_framed_and_bad_origins_never_reach_th
 
 
 def test_embed_page_has_no_inline_script_style_or_handlers(web, subject):
-    CommentFactory(subject=subject, body='<script>alert(1)</script> <img src=x onerror="alert(2)"> [x](javascript:alert(3))')
+    CommentFactory(
+        subject=subject, body='<script>alert(1)</script> <img src=x onerror="alert(2)"> [x](javascript:alert(3))'
+    )
     page = text(embed(web, subject))
     for tag in re.findall(r"<script\b[^>]*>", page):
         assert "src=" in tag or 'type="application/json"' in tag, tag
@@ -114,7 +116,15 @@ def test_an_unknown_site_is_a_clear_404_page(web):
 
 @pytest.mark.parametrize(
     "params",
-    [{}, {"site": ""}, {"mode": "tree"}, {"sort": "sideways"}, {"cursor": "garbage"}, {"theme": "neon"}, {"key": "k" * 300}],
+    [
+        {},
+        {"site": ""},
+        {"mode": "tree"},
+        {"sort": "sideways"},
+        {"cursor": "garbage"},
+        {"theme": "neon"},
+        {"key": "k" * 300},
+    ],
 )
 def test_bad_parameters_are_a_400_page_never_a_500(web, subject, params):
     query = {"site": subject.site.key, "key": subject.key, **params}
@@ -251,7 +261,9 @@ def test_a_closed_discussion_offers_readers_nothing_it_would_refuse(web, subject
     assert offered(fragment, root.id) == {"delete"}  # their own comment is still theirs to remove
     assert offered(fragment, other.id) == set()
     # The like count is still told, with the reader's own like.
-    assert re.search(rf'id="c-{other.id}".*?class="cw-like cw-like-closed" data-liked="1".*?cw-like-count">1<', fragment, re.S)
+    assert re.search(
+        rf'id="c-{other.id}".*?class="cw-like cw-like-closed" data-liked="1".*?cw-like-count">1<', fragment, re.S
+    )
     replies = text(web.get(f"/embed/fragments/comments/{other.id}/replies", **bearer(reader)))
     assert offered(replies, reply.id) == set()
     single = text(web.get(f"/embed/fragments/comments/{reply.id}", {"mode": "stacked"}, **bearer(reader)))
@@ -269,7 +281,14 @@ def test_a_bad_token_on_a_fragment_is_a_401_not_an_anonymous_page(web, subject):
     assert response.status_code == 401
 
 
-@pytest.mark.parametrize("url", ["/embed/fragments/comments/123/replies", "/embed/fragments/comments/123", "/embed/fragments/comments/9999999999999999999"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/embed/fragments/comments/123/replies",
+        "/embed/fragments/comments/123",
+        "/embed/fragments/comments/9999999999999999999",
+    ],
+)
 def test_fragments_of_unknown_comments_are_404(web, url):
     assert web.get(url).status_code == 404
 
@@ -305,7 +324,9 @@ def test_chinese_by_parameter_or_accept_language(web, subject):
     page = text(embed(web, subject, lang="zh-CN"))
     assert '<html lang="zh-hans"' in page
     assert "1 条评论" in page and "3分钟之前" in page and "回复" in page
-    by_header = web.get("/embed/", {"site": subject.site.key, "key": subject.key}, HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9")
+    by_header = web.get(
+        "/embed/", {"site": subject.site.key, "key": subject.key}, HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9"
+    )
     assert by_header["Content-Language"] == "zh-hans"
     english = text(embed(web, subject, lang="en"))
     assert "1 comment" in english and "3\xa0minutes ago" in english

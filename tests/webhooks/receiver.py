@@ -29,7 +29,9 @@ def verify(secret: str, headers, body: bytes, *, tolerance: int = 300) -> bool:
     if not msg_id or not timestamp or not timestamp.isdigit() or abs(time.time() - int(timestamp)) > tolerance:
         return False
     key = base64.b64decode(secret.removeprefix("whsec_"))
-    expected = base64.b64encode(hmac.new(key, f"{msg_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()).decode()
+    expected = base64.b64encode(
+        hmac.new(key, f"{msg_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
+    ).decode()
     return any(
         version == "v1" and hmac.compare_digest(signature, expected)
         for version, _, signature in (s.partition(",") for s in headers.get("webhook-signature", "").split())
@@ -72,9 +74,16 @@ class Receiver:
                     script = receiver.scripts[self.path]
                     answer = script.popleft() if script else 200
                     secret = receiver.secrets.get(self.path, "")
-                    receiver.received.append(Received(
-                        self.path, headers, body, verify(secret, headers, body), verify_by_library(secret, headers, body), answer,
-                    ))
+                    receiver.received.append(
+                        Received(
+                            self.path,
+                            headers,
+                            body,
+                            verify(secret, headers, body),
+                            verify_by_library(secret, headers, body),
+                            answer,
+                        )
+                    )
                 if answer == HANG:
                     receiver.release.wait(30)
                     return

@@ -46,7 +46,13 @@ def test_a_post_is_delivered_signed_with_the_documented_body(road, receiver, sub
     assert body["timestamp"].endswith("Z")
     data = body["data"]
     assert data["site"] == subject.site.key
-    assert data["subject"] == {"id": subject.pk, "key": subject.key, "title": subject.title, "url": subject.url or None, "state": "open"}
+    assert data["subject"] == {
+        "id": subject.pk,
+        "key": subject.key,
+        "title": subject.title,
+        "url": subject.url or None,
+        "state": "open",
+    }
     shown = data["comment"]
     assert shown["id"] == comment.pk and shown["status"] == "published" and shown["body"] == "Hello <b>world</b> & co"
     assert "<b>" not in shown["html"] and "&amp;" in shown["html"]
@@ -80,13 +86,22 @@ def test_every_kind_of_event_reaches_the_endpoints_that_want_it(road, receiver, 
     settle()
 
     got = bodies(receiver.at("/all"))
-    assert [b["type"] for b in got] == ["comment.created", "comment.updated", "report.created", "comment.status_changed"]
+    assert [b["type"] for b in got] == [
+        "comment.created",
+        "comment.updated",
+        "report.created",
+        "comment.status_changed",
+    ]
     assert got[1]["data"]["comment"]["body"] == "second"
     report = got[2]["data"]["report"]
     assert (report["reason"], report["detail"], report["reporter"]["id"]) == ("spam", "ads", reader.pk)
     assert got[2]["data"]["comment"]["id"] == comment.pk
     changed = got[3]["data"]
-    assert (changed["from_status"], changed["to_status"], changed["actor"]["id"]) == ("published", "shadow", moderator.pk)
+    assert (changed["from_status"], changed["to_status"], changed["actor"]["id"]) == (
+        "published",
+        "shadow",
+        moderator.pk,
+    )
     assert changed["comment"]["status"] == "shadow"  # the true status, as a moderator sees it
     assert [b["type"] for b in bodies(receiver.at("/reports"))] == ["report.created"]
     assert all(r.verified and r.verified_by_library for r in receiver.received)
@@ -126,10 +141,14 @@ def test_a_paused_endpoint_gets_nothing(road, receiver, subject):
 
 def _due_now(*deliveries) -> None:
     """As if the time of their retry had come."""
-    Delivery.objects.filter(pk__in=[d.pk for d in deliveries]).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+    Delivery.objects.filter(pk__in=[d.pk for d in deliveries]).update(
+        next_attempt_at=timezone.now() - timedelta(seconds=1)
+    )
 
 
-def test_failing_and_hanging_endpoints_are_retried_and_then_get_the_event_exactly_once(road, receiver, subject, settings):
+def test_failing_and_hanging_endpoints_are_retried_and_then_get_the_event_exactly_once(
+    road, receiver, subject, settings
+):
     settings.WEBHOOKS_TIMEOUT = 0.5
     failing = endpoint_at(receiver, subject.site, "/fails", 500)
     hanging = endpoint_at(receiver, subject.site, "/hangs", HANG)
@@ -141,7 +160,12 @@ def test_failing_and_hanging_endpoints_are_retried_and_then_get_the_event_exactl
     timed_out = Delivery.objects.get(endpoint=hanging)
     assert (failed.state, failed.attempts, failed.response_code, failed.error) == ("pending", 1, 500, "")
     assert failed.response_excerpt.startswith("answer 500")
-    assert (timed_out.state, timed_out.attempts, timed_out.response_code, timed_out.error) == ("pending", 1, None, "timeout")
+    assert (timed_out.state, timed_out.attempts, timed_out.response_code, timed_out.error) == (
+        "pending",
+        1,
+        None,
+        "timeout",
+    )
     for d in (failed, timed_out):  # the first retry: 15-30 s later (WEBHOOKS_RETRY_BASE 30, jittered)
         assert before + timedelta(seconds=15) <= d.next_attempt_at <= timezone.now() + timedelta(seconds=30)
 

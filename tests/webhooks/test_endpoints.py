@@ -19,10 +19,20 @@ from .conftest import endpoint_at
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.mark.parametrize("url", [
-    "ftp://example.com/hook", "javascript:alert(1)", "file:///etc/passwd", "http://", "example.com/hook",
-    "https://user:pw@example.com/hook", "http://example.com:99999/", "", "https://" + "a" * 2000 + ".com/",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.com/hook",
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "http://",
+        "example.com/hook",
+        "https://user:pw@example.com/hook",
+        "http://example.com:99999/",
+        "",
+        "https://" + "a" * 2000 + ".com/",
+    ],
+)
 def test_an_endpoint_url_must_be_http_or_https(site, url):
     with pytest.raises(InvalidInput) as refused:
         services.endpoint_create(site=site, url=url, events=["comment.created"])
@@ -69,7 +79,10 @@ def test_the_console_page_lists_a_sites_endpoints_and_deliveries_and_redelivers(
     assert "<script>" not in html and " style=" not in html and "<style" not in html  # no inline script or style
     assert 'href="/console/webhooks/' in html  # in the console's navigation
 
-    assert client.post(f"/console/webhooks/deliveries/{delivery.pk}/redeliver", {"site": subject.site.key}).status_code == 403  # no CSRF token
+    assert (
+        client.post(f"/console/webhooks/deliveries/{delivery.pk}/redeliver", {"site": subject.site.key}).status_code
+        == 403
+    )  # no CSRF token
     answer = csrf_post(client, f"/console/webhooks/deliveries/{delivery.pk}/redeliver", {"site": subject.site.key})
     assert answer.status_code == 302
     delivery.refresh_from_db()
@@ -99,7 +112,9 @@ def test_the_admin_redelivers_a_failed_delivery(no_redis, receiver, subject, adm
     delivery = Delivery.objects.get()
     client = Client()
     client.force_login(admin_user)
-    answer = client.post("/admin/webhooks/delivery/", {"action": "redeliver_selected", "_selected_action": [delivery.pk]})
+    answer = client.post(
+        "/admin/webhooks/delivery/", {"action": "redeliver_selected", "_selected_action": [delivery.pk]}
+    )
     assert answer.status_code == 302
     delivery.refresh_from_db()
     assert (delivery.state, delivery.attempts) == (DeliveryState.DELIVERED, 2)
@@ -109,9 +124,15 @@ def test_the_admin_redelivers_a_failed_delivery(no_redis, receiver, subject, adm
 def test_the_admin_adds_an_endpoint_through_the_service(db, admin_user, site):
     client = Client()
     client.force_login(admin_user)
-    refused = client.post("/admin/webhooks/endpoint/add/", {"site": site.pk, "url": "ftp://example.com/", "events": ["comment.created"], "active": "on"})
+    refused = client.post(
+        "/admin/webhooks/endpoint/add/",
+        {"site": site.pk, "url": "ftp://example.com/", "events": ["comment.created"], "active": "on"},
+    )
     assert refused.status_code == 200 and not site.webhook_endpoints.exists()
-    added = client.post("/admin/webhooks/endpoint/add/", {"site": site.pk, "url": "https://example.com/h", "events": ["comment.created"], "active": "on"})
+    added = client.post(
+        "/admin/webhooks/endpoint/add/",
+        {"site": site.pk, "url": "https://example.com/h", "events": ["comment.created"], "active": "on"},
+    )
     assert added.status_code == 302
     assert site.webhook_endpoints.get().secret.startswith("whsec_")
 

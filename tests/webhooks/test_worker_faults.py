@@ -23,8 +23,16 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def worker(tmp_path, redis_url, broker_url):
     workers = Workers(
-        tmp_path, redis_url, broker_url, queue="webhooks",
-        env={"WEBHOOKS_EVENTS_INTERVAL": "0.2", "WEBHOOKS_EVENTS_RECLAIM": "1", "WEBHOOKS_RETRY_INTERVAL": "0.5", "WEBHOOKS_TIMEOUT": "2"},
+        tmp_path,
+        redis_url,
+        broker_url,
+        queue="webhooks",
+        env={
+            "WEBHOOKS_EVENTS_INTERVAL": "0.2",
+            "WEBHOOKS_EVENTS_RECLAIM": "1",
+            "WEBHOOKS_RETRY_INTERVAL": "0.5",
+            "WEBHOOKS_TIMEOUT": "2",
+        },
     )
     yield workers.start
     workers.close()
@@ -37,7 +45,9 @@ def test_a_running_worker_with_beat_delivers_a_post_within_seconds(worker, recei
     wait_for("the delivery", lambda: receiver.at("/hook"), workers=[w], timeout=20.0)
     [got] = receiver.at("/hook")
     assert got.verified and f'"id":{comment.pk},' in got.body.decode()
-    wait_for("the outcome written", lambda: Delivery.objects.filter(state=DeliveryState.DELIVERED).exists(), workers=[w])
+    wait_for(
+        "the outcome written", lambda: Delivery.objects.filter(state=DeliveryState.DELIVERED).exists(), workers=[w]
+    )
 
 
 def test_a_worker_killed_mid_request_leaves_the_delivery_to_the_next_once_its_claim_lapses(worker, receiver, subject):
@@ -52,7 +62,9 @@ def test_a_worker_killed_mid_request_leaves_the_delivery_to_the_next_once_its_cl
 
     # Worker B (timeout 2 s): the claim A took lapses 2 x 30 + 5 s after it was taken; B's retry
     # beat then sends the delivery again, and the receiver, answering now, takes it.
-    Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))  # as if 65 s had passed
+    Delivery.objects.filter(pk=delivery.pk).update(
+        next_attempt_at=timezone.now() - timedelta(seconds=1)
+    )  # as if 65 s had passed
     b = worker()
     wait_for("worker B's delivery", lambda: Delivery.objects.filter(state=DeliveryState.DELIVERED).first(), workers=[b])
     delivery.refresh_from_db()

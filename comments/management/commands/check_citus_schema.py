@@ -29,16 +29,22 @@ class Command(BaseCommand):
                     captured = json.loads(line)
                     checked += 1
                     problems = citus.query_violations(captured["sql"])
-                    if problems and captured.get("comment_by_id") and not citus.query_violations(captured["sql"], comment_by_id=True):
+                    if (
+                        problems
+                        and captured.get("comment_by_id")
+                        and not citus.query_violations(captured["sql"], comment_by_id=True)
+                    ):
                         by_id += 1
                         continue
                     for problem in problems:
-                        violations.append(f"hot query \"{captured['query']}\": {problem}\n    {captured['sql']}")
+                        violations.append(f'hot query "{captured["query"]}": {problem}\n    {captured["sql"]}')
             if not checked:
                 violations.append(f"{queries}: no captured statement (did the hot-query tests run?)")
         if by_id:
-            gaps.append(f"{by_id} captured read(s) found a comment by its id alone (the API names comments by id): "
-                        "every shard is asked")
+            gaps.append(
+                f"{by_id} captured read(s) found a comment by its id alone (the API names comments by id): "
+                "every shard is asked"
+            )
         for gap in gaps:
             self.stdout.write(f"known gap: {gap}")
         if violations:

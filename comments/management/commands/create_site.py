@@ -18,19 +18,25 @@ class Command(BaseCommand):
         parser.add_argument("--mode", choices=Mode.values, default=Mode.TWO_LEVEL)
         parser.add_argument("--moderation", choices=ModerationPolicy.values, default=ModerationPolicy.POST)
         parser.add_argument(
-            "--guest-moderation", choices=ModerationPolicy.values, default=ModerationPolicy.PRE,
+            "--guest-moderation",
+            choices=ModerationPolicy.values,
+            default=ModerationPolicy.PRE,
             help="how guests' comments are moderated (with --signin ...,guests): pre (held for review) or post",
         )
         parser.add_argument(
-            "--signin", default="sso,email",
+            "--signin",
+            default="sso,email",
             help="how readers may sign in, comma-separated: sso (the host's payload), email (a link), guests, "
             "and the keys of the service's OpenID Connect providers (ACCOUNTS_OIDC_PROVIDERS: github, google...)",
         )
         parser.add_argument(
-            "--link-email", action="store_true",
+            "--link-email",
+            action="store_true",
             help="a provider's account joins the user its verified email address is known for (else a user of its own)",
         )
-        parser.add_argument("--moderator", action="append", default=[], help="username of a site moderator (repeatable)")
+        parser.add_argument(
+            "--moderator", action="append", default=[], help="username of a site moderator (repeatable)"
+        )
 
     def handle(self, *args, **options):
         from django.core.exceptions import ValidationError
@@ -46,7 +52,9 @@ class Command(BaseCommand):
         signin = [m.strip() for m in options["signin"].split(",") if m.strip()]
         known = SIGNIN_METHODS | set(settings.ACCOUNTS_OIDC_PROVIDERS)
         if set(signin) - known:
-            raise CommandError(f"--signin takes {', '.join(sorted(known))}, not {', '.join(sorted(set(signin) - known))}")
+            raise CommandError(
+                f"--signin takes {', '.join(sorted(known))}, not {', '.join(sorted(set(signin) - known))}"
+            )
         moderators = []
         for username in options["moderator"]:
             user = User.objects.filter(username=username).first()

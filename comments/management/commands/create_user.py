@@ -14,7 +14,5 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if User.objects.filter(username=options["username"]).exists():
             raise CommandError(f"user {options['username']!r} already exists")
-        user = User.objects.create_user(
-            options["username"], password=options["password"], display_name=options["name"]
-        )
+        user = User.objects.create_user(options["username"], password=options["password"], display_name=options["name"])
         self.stdout.write(f"created user {user.username} (id {user.pk})")

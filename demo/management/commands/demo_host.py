@@ -83,7 +83,10 @@ def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles
 
     def picker(params: dict, user: str, theme: str) -> str:
         def options(name, values, current):
-            return "".join(f"<option value='{_e(v)}'{' selected' if v == current else ''}>{_e(label)}</option>" for v, label in values)
+            return "".join(
+                f"<option value='{_e(v)}'{' selected' if v == current else ''}>{_e(label)}</option>"
+                for v, label in values
+            )
 
         return (
             "<form method='get'>"
@@ -122,7 +125,9 @@ def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles
             if user:
                 claims = {"id": f"demo-{user}", "name": user.capitalize(), "exp": int(time.time()) + ttl}
                 sso = f" data-sso='{_e(sign_payload(secret, claims))}'"
-            attrs = f" data-theme='{theme}'" + "".join(f" data-{name}='{_e(params[name])}'" for name in ("lang", "mode") if params.get(name))
+            attrs = f" data-theme='{theme}'" + "".join(
+                f" data-{name}='{_e(params[name])}'" for name in ("lang", "mode") if params.get(name)
+            )
             body = (
                 f"<header><p><a href='/?{keep}'>Demo blog</a></p>{picker(params, user, theme)}</header>"
                 f"<article><h1>{_e(title)}</h1><p class='meta'><span data-comment-count='{_e(key)}'>…</span> comments"
@@ -171,12 +176,16 @@ class Command(BaseCommand):
             self.stderr.write(f"No site {options['site']!r}: run `python manage.py seed_demo` first.")
             return
         server = make_host_server(
-            host_app(service=options["service"], site=site.key, secret=site.sso_secret), options["bind"], options["port"]
+            host_app(service=options["service"], site=site.key, secret=site.sso_secret),
+            options["bind"],
+            options["port"],
         )
         from ...services import demo_host_moved
 
         demo_host_moved(site=site, origins=demo_origins(options["bind"], server.server_port), article_path=article_path)
-        self.stdout.write(f"Demo host page: http://{options['bind']}:{server.server_port}/  (embeds {options['service']})")
+        self.stdout.write(
+            f"Demo host page: http://{options['bind']}:{server.server_port}/  (embeds {options['service']})"
+        )
         try:
             server.serve_forever()
         except KeyboardInterrupt:

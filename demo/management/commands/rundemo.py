@@ -30,7 +30,9 @@ class Command(BaseCommand):
         if site is None:
             self.stderr.write("No demo site: run `python manage.py seed_demo` first.")
             return
-        server = make_host_server(host_app(service=service, site=site.key, secret=site.sso_secret), bind, options["host_port"])
+        server = make_host_server(
+            host_app(service=service, site=site.key, secret=site.sso_secret), bind, options["host_port"]
+        )
         host_port = server.server_port
         demo_host_moved(site=site, origins=demo_origins(bind, host_port), article_path=article_path)
         threading.Thread(target=server.serve_forever, name="demo-host", daemon=True).start()

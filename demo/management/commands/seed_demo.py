@@ -44,7 +44,9 @@ REPLIES = [
     "Here is a snippet: `SELECT 1;`",
 ]
 HISTORY_DAYS = 14
-LINK_FARM = "Best deals today: https://deals.example/1 https://deals.example/2 https://deals.example/3 https://deals.example/4"
+LINK_FARM = (
+    "Best deals today: https://deals.example/1 https://deals.example/2 https://deals.example/3 https://deals.example/4"
+)
 PROMOTION = "Loved this! Follow my channel for daily tips."
 
 
@@ -126,7 +128,9 @@ class Command(BaseCommand):
             return tops
 
         threads = {
-            "two_level": thread(subject("article:two-level", "Two-level discussion (hot first)", Mode.TWO_LEVEL), 30, 12, 4),
+            "two_level": thread(
+                subject("article:two-level", "Two-level discussion (hot first)", Mode.TWO_LEVEL), 30, 12, 4
+            ),
             "flat": thread(subject("article:flat", "A flat discussion", Mode.FLAT), 25, 4, 2),
         }
         stacked = subject("article:stacked", "Stacked floors (盖楼)", Mode.STACKED)
@@ -153,7 +157,9 @@ class Command(BaseCommand):
         def reported(comment, reason, times):
             readers = [user for user in users if user.pk != comment.author_id][:times]
             for reader in readers:
-                report_create(comment=queries.comment_ref_for_viewer(comment.id, reader), reporter=reader, reason=reason)
+                report_create(
+                    comment=queries.comment_ref_for_viewer(comment.id, reader), reporter=reader, reason=reason
+                )
 
         reported(threads["flat"][3], "abuse", site.report_threshold)
         reported(threads["two_level"][5], "spam", 1)
@@ -167,7 +173,9 @@ class Command(BaseCommand):
         self.stdout.write(f"  Console:       {base}/console/   (moderator / {DEMO_PASSWORD}: the review queue)")
         for s in subjects:
             self.stdout.write(f"  {s.mode:<10} {base}/api/v1/subjects/{s.pk}/comments   ({s.comment_count} comments)")
-        self.stdout.write(f"Demo users: {', '.join(NAMES)} (password {DEMO_PASSWORD}); site 'demo', SSO secret {SSO_SECRET}")
+        self.stdout.write(
+            f"Demo users: {', '.join(NAMES)} (password {DEMO_PASSWORD}); site 'demo', SSO secret {SSO_SECRET}"
+        )
         for s in subjects:
             self.stdout.write(f"  widget     {base}/embed/?site=demo&key={s.key}")
         self.stdout.write(

@@ -15,11 +15,16 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("file", help="the export: Disqus or WordPress XML, an Isso database, a Remark42 backup, a JSON lines export (.gz too, but Isso)")
+        parser.add_argument(
+            "file",
+            help="the export: Disqus or WordPress XML, an Isso database, a Remark42 backup, a JSON lines export (.gz too, but Isso)",
+        )
         parser.add_argument("--site", required=True, help="key of the site to import into")
         parser.add_argument("--format", required=True, help=f"one of {', '.join(ImportFormat.values)}")
         parser.add_argument(
-            "--workers", type=int, default=1,
+            "--workers",
+            type=int,
+            default=1,
             help="processes converting and rendering bodies, the biggest cost of a big import (default 1)",
         )
 
@@ -32,7 +37,11 @@ class Command(BaseCommand):
         progress = _ProgressLine(self.stdout)
         try:
             summary = services.import_file(
-                site=site, format=options["format"], path=options["file"], source_name=options["file"], progress=progress,
+                site=site,
+                format=options["format"],
+                path=options["file"],
+                source_name=options["file"],
+                progress=progress,
                 workers=options["workers"],
             )
         except (FormatError, services.ImportBusy) as exc:

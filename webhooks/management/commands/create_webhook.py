@@ -18,7 +18,10 @@ class Command(BaseCommand):
         parser.add_argument("site", help="the site's key")
         parser.add_argument("url", help="an http:// or https:// URL the events are posted to")
         parser.add_argument(
-            "--event", action="append", choices=EventType.values, default=[],
+            "--event",
+            action="append",
+            choices=EventType.values,
+            default=[],
             help="an event the endpoint wants (repeatable; default: all four)",
         )
         parser.add_argument("--description", default="")
@@ -27,9 +30,14 @@ class Command(BaseCommand):
         try:
             site = site_by_key(options["site"])
             endpoint = endpoint_create(
-                site=site, url=options["url"], events=options["event"] or EventType.values, description=options["description"],
+                site=site,
+                url=options["url"],
+                events=options["event"] or EventType.values,
+                description=options["description"],
             )
         except (InvalidInput, NotFound) as exc:
             raise CommandError(exc.message) from None
-        self.stdout.write(f"created endpoint {endpoint.pk} of site {site.key}: {endpoint.url} ({', '.join(endpoint.events)})")
+        self.stdout.write(
+            f"created endpoint {endpoint.pk} of site {site.key}: {endpoint.url} ({', '.join(endpoint.events)})"
+        )
         self.stdout.write(f"secret: {endpoint.secret}")
