@@ -82,7 +82,9 @@ def _resolve_mentions(body: str, subject_id: int) -> list[dict]:
     """The users a body mentions, in one query: ``@name`` is a username (any case), or else the
     display name (any case) of exactly one user who has commented in the subject, since that is
     the name the widget shows (single sign-on usernames are opaque). A name matching several
-    participants' display names mentions nobody."""
+    participants' display names mentions nobody. Guests are never mentioned: they have no
+    address anyone verified to be told at, and a guest who takes a member's name must not take
+    the member's mentions (or make them ambiguous)."""
     names = parse_mentions(body, settings.COMMENTS_MAX_MENTIONS)
     if not names:
         return []
@@ -93,7 +95,7 @@ def _resolve_mentions(body: str, subject_id: int) -> list[dict]:
     participant = Exists(Comment.objects.filter(author_id=OuterRef("pk"), subject_id=subject_id))
     users = (
         User.objects.annotate(lname=Lower("username"), ldisplay=Lower("display_name"), participant=participant)
-        .filter(Q(lname__in=lowered) | (Q(ldisplay__in=lowered) & Q(participant=True)), is_active=True)
+        .filter(Q(lname__in=lowered) | (Q(ldisplay__in=lowered) & Q(participant=True)), is_active=True, is_guest=False)
         .values_list("id", "lname", "ldisplay", "participant")
     )
     by_username: dict[str, int] = {}

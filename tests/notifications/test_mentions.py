@@ -70,3 +70,21 @@ def test_a_username_wins_over_a_display_name(subject, alice):
     post(subject, other, "hi")
     comment = post(subject, alice, "@Lee")
     assert comment.content.mentions == [{"id": named.pk, "name": "lee"}]
+
+
+def test_a_guest_taking_a_members_display_name_takes_none_of_their_mentions(subject, alice, settings):
+    from accounts import guests
+
+    settings.ACCOUNTS_GUEST_FORM_MIN_SECONDS = 0
+    subject.site.signin_guests = True
+    subject.site.save()
+    member = UserFactory(username="sso-demo-1", display_name="Lin")
+    post(subject, member, "first")
+    form = guests.form_token_issue(site=subject.site)
+    guest = guests.guest_comment_post(
+        site=subject.site, key=subject.key, body="me too", name="Lin", form_token=form.token
+    )
+    comment = post(subject, alice, "@Lin what do you think?")
+    assert comment.content.mentions == [{"id": member.pk, "name": "lin"}]
+    assert told(member) == [(Kind.MENTION, comment.pk)]
+    assert told(guest.comment.author) == []
