@@ -13,6 +13,13 @@ class AccountsConfig(AppConfig):
         from . import guests, receivers
         from .oidc.admin import hide_unused_allauth_pages
 
+        # The sign-in window's opener, and the guest form where the site takes guests.
+        hooks.register_widget_part(hooks.WidgetPart(script="comments/signin.js"))
+        hooks.register_widget_part(
+            hooks.WidgetPart(
+                place="form", template="accounts/_guest_form.html", script="comments/guest.js", shown_on=guests.shown_on
+            )
+        )
         hooks.register_content_check(guests.guest_content_check)
         hooks.user_erasing.connect(receivers.user_erasing, dispatch_uid="accounts.user_erasing")
         hooks.user_erasing.connect(receivers.user_erasing_oidc, dispatch_uid="accounts.user_erasing_oidc")

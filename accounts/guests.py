@@ -67,6 +67,11 @@ class GuestPost:
     token_row: ApiToken
 
 
+def shown_on(site: Site) -> bool:
+    """Whether the widget shows the guest form on ``site``'s pages."""
+    return site.signin_guests
+
+
 def guests_allowed(site: Site) -> None:
     if not site.signin_guests:
         raise GuestsNotAllowed()

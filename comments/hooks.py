@@ -145,3 +145,39 @@ subject_state_changed = django.dispatch.Signal()  # subject_id, state (open or c
 # something naming the person (accounts: verified email addresses) removes it and answers how
 # many identities it removed.
 user_erasing = django.dispatch.Signal()  # user_id
+
+
+# Parts of the widget's page that feature apps add, so that the core's embed template names
+# none of them: a template included in one of the page's places ("user": under the reader's
+# name; "form": after the comment form), the script that drives it, and the sites it is shown
+# on. Apps register theirs in ``ready()``; the page shows them in that order. What decides
+# ``shown_on`` must be part of the embed page's cache variant (``comments.views.embed``).
+@dataclass(frozen=True)
+class WidgetPart:
+    place: str = ""
+    template: str = ""
+    script: str = ""  # a path under the static files
+    shown_on: Callable[[Site], bool] | None = None  # None: every site
+
+
+_widget_parts: list[WidgetPart] = []
+
+
+def register_widget_part(part: WidgetPart) -> None:
+    if part not in _widget_parts:
+        _widget_parts.append(part)
+
+
+def widget_parts(site: Site) -> tuple[dict[str, list[str]], list[str]]:
+    """For the embed page of ``site``: each place's templates, and the scripts, of the parts
+    shown on it."""
+    places: dict[str, list[str]] = {}
+    scripts: list[str] = []
+    for part in _widget_parts:
+        if part.shown_on is not None and not part.shown_on(site):
+            continue
+        if part.template:
+            places.setdefault(part.place, []).append(part.template)
+        if part.script:
+            scripts.append(part.script)
+    return places, scripts

@@ -30,7 +30,7 @@ from django.views.decorators.http import require_GET
 from rest_framework import serializers
 from rest_framework.exceptions import AuthenticationFailed
 
-from . import avatars, pagecache, queries
+from . import avatars, hooks, pagecache, queries
 from .api.serializers import CommentListParams, ReplyListParams
 from .api.views import query_params, stale_marked
 from .authentication import BearerTokenAuthentication
@@ -316,6 +316,7 @@ def _embed_html(request, site: Site, subject, params: dict, *, lang: str, theme:
     query = _context_query(lang=lang, theme=theme, origin=origin, site=site.key, key=params["key"])
     items = _decorate(page.items, None, mode, timezone.now(), read_only=_read_only(subject, viewer)) if page else []
     sorts = ("hot", "new") if mode == Mode.TWO_LEVEL else ("old", "new")
+    parts, part_scripts = hooks.widget_parts(site)
     context = {
         "site": site,
         "subject": subject,
@@ -344,6 +345,9 @@ def _embed_html(request, site: Site, subject, params: dict, *, lang: str, theme:
         "closed": subject is not None and subject.state == SubjectState.CLOSED,
         "count": subject.comment_count if subject else 0,
         "max_body": settings.COMMENTS_MAX_BODY,
+        # What feature apps add to the page (comments.hooks.register_widget_part).
+        "parts": parts,
+        "part_scripts": part_scripts,
     }
     with translation.override(lang):
         context["strings"] = _strings()

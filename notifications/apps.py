@@ -10,6 +10,10 @@ class NotificationsConfig(AppConfig):
 
         from . import receivers
 
+        # The bell in the widget, beside the reader's name.
+        hooks.register_widget_part(
+            hooks.WidgetPart(place="user", template="notifications/_badge.html", script="comments/notifications.js")
+        )
         hooks.comment_posted.connect(receivers.comment_posted, dispatch_uid="notifications.posted")
         hooks.comment_edited.connect(receivers.comment_edited, dispatch_uid="notifications.edited")
         hooks.comment_status_changed.connect(

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -92,6 +93,13 @@ def test_apps_import_only_what_they_may():
 
 def test_the_core_reaches_no_feature_app():
     assert set(_app_imports()["comments"]) <= {"config"}
+
+
+def test_the_cores_templates_name_no_feature_apps_template():
+    # Feature apps add their parts to the widget's page through comments.hooks.WidgetPart.
+    for path in (REPO / "templates" / "comments").glob("*.html"):
+        named = re.findall(r"""{%\s*(?:include|extends)\s+["']([^"'/]+)/""", path.read_text(encoding="utf-8"))
+        assert set(named) <= {"comments"}, (path.name, named)
 
 
 def _module_cycles(app: str) -> list[list[str]]:
