@@ -113,7 +113,7 @@ def _fetch(url: str) -> tuple[str, bytes]:
         try:
             connection.request(
                 "GET",
-                parts.path + (f"?{parts.query}" if parts.query else "") or "/",
+                (parts.path or "/") + (f"?{parts.query}" if parts.query else ""),
                 headers={
                     "Accept": ", ".join(sorted(IMAGE_TYPES)),
                     "User-Agent": "comments-avatars/1",

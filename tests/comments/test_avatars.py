@@ -133,6 +133,13 @@ def test_what_is_no_picture_is_never_served_and_the_initial_stands_in(db, host, 
     assert host.asked == ["/x"]  # the failure is remembered meanwhile
 
 
+def test_an_address_with_a_query_and_no_path_asks_for_the_root(db, host):
+    host.answers["/?s=64"] = (200, {"Content-Type": "image/png"}, PNG)
+    user = UserFactory(avatar_url=f"{host.url}?s=64")
+    assert Client().get(picture_of(user)).content == PNG
+    assert host.asked == ["/?s=64"]
+
+
 def test_redirects_are_followed_under_the_same_rules(db, host, settings):
     host.answers["/moved"] = (302, {"Location": "/real.png"}, b"")
     host.answers["/real.png"] = (200, {"Content-Type": "image/png"}, PNG)
