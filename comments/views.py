@@ -530,14 +530,12 @@ def fragment_comment(request, comment_id: int, *, user, lang):
     chain."""
     params = query_params(request, FragmentParams)
     try:
-        comment, viewer = queries.comment_for_viewer(comment_id, user)
+        comment, viewer = queries.comment_for_viewer(comment_id, user, subject_id=params.get("subject"))
     except NotFound:
         if request.GET.get("missing") != "empty":
             raise
         # The script asks after deleting: nothing left to show (no replies keep a placeholder).
         return _respond("", site=None, lang=lang)
-    if params.get("subject", comment.subject_id) != comment.subject_id:
-        raise NotFound("Not a comment of this discussion.")
     mode = params.get("mode") or comment.subject.mode
     if mode == Mode.STACKED and comment.depth > 0:
         chain = queries.comment_chain(comment, viewer)

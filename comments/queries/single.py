@@ -158,10 +158,11 @@ _AUTHOR_AND_TARGET = rowsql.columns_sql(rowsql.AUTHOR_AND_TARGET)
 _COMMENT_SITE_COLUMNS = rowsql.ModelColumns(Site, "st")  # "t" is the replied-to comment there
 
 
-def comment_for_viewer(comment_id: int, user) -> tuple[Comment, Viewer]:
+def comment_for_viewer(comment_id: int, user, *, subject_id: int | None = None) -> tuple[Comment, Viewer]:
     """One comment with its author's public face, what it replies to, its subject and site, and
     the viewer's role, in one query of fixed text; ``NotFound`` when the viewer may not see it
-    (placeholders count as visible)."""
+    (placeholders count as visible), or when it is not a comment of ``subject_id`` if given (a
+    link's comment asked for by the widget of one discussion)."""
     viewer_columns, params = viewer_sql(user, "s.site_id")
     q = connection.ops.quote_name
     sql = (
@@ -173,8 +174,9 @@ def comment_for_viewer(comment_id: int, user) -> tuple[Comment, Viewer]:
         f"LEFT JOIN {q(User._meta.db_table)} ta ON ta.id = t.author_id "
         f"JOIN {q(Subject._meta.db_table)} s ON s.id = c.subject_id "
         f"JOIN {q(Site._meta.db_table)} st ON st.id = s.site_id WHERE c.id = %s"
+        + (" AND c.subject_id = %s" if subject_id is not None else "")
     )
-    row = rowsql.fetch_one(sql, [*params, comment_id])
+    row = rowsql.fetch_one(sql, [*params, comment_id, *([subject_id] if subject_id is not None else [])])
     if row is None:
         raise NotFound("Unknown comment.")
     comment = _COMMENT_COLUMNS.instance(row)
