@@ -251,7 +251,12 @@ def _block(node: _Node) -> list[str]:
     if tag in ("p", "div", "li"):
         return _blocks(node)
     if tag in HEADINGS:
-        text = _inline(node).replace(_HARD, " ").replace("\n", " ").strip()
+        inline = _inline(node)
+        if tag in ("h1", "h2") and _HARD in inline.strip(" \n" + _HARD):
+            # A line break in a heading: only a setext heading (h1, h2) holds one.
+            body = _paragraph(inline)
+            return [f"{body}\n{'=' if tag == 'h1' else '-'}"] if body else []
+        text = inline.replace(_HARD, " ").replace("\n", " ").strip()
         return [f"{'#' * int(tag[1])} {text}"] if text else []
     if tag == "hr":
         return ["---"]

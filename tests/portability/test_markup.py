@@ -100,6 +100,7 @@ _body = st.lists(_block, min_size=1, max_size=4).map("\n\n".join)
 @given(_body)
 @example("word\n\n- * *")  # nested empty items, once written "- - -": a rule
 @example("\\ www.example.org")
+@example("word\\\nword\\\n-")  # a line break in a setext heading, once an ATX heading that lost it
 def test_this_services_html_converts_back_to_markdown_that_renders_the_same(body):
     """A site exported as Disqus XML (HTML messages) and imported again shows the same HTML."""
     html = render_markdown(body)
