@@ -57,6 +57,9 @@ class SignInHandoff(models.Model):
     via_label = models.CharField(max_length=100)
     expires_at = models.DateTimeField(db_index=True)
 
+    def __str__(self) -> str:
+        return f"hand-off of a sign-in with {self.via_label or self.via}, until {self.expires_at:%Y-%m-%d %H:%M}"
+
 
 class Guest(models.Model):
     """A guest author (``User.is_guest``) of a site, and the email address they gave, if any:

@@ -37,6 +37,9 @@ class IdWorkerLease(models.Model):
     host = models.CharField(max_length=255)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    def __str__(self) -> str:
+        return f"ids of process {self.pid} on {self.host}"
+
 
 class Mode(models.TextChoices):
     FLAT = "flat"
@@ -100,6 +103,9 @@ class ExternalIdentity(models.Model):
         verbose_name_plural = "external identities"
         constraints = [models.UniqueConstraint(fields=["site", "external_id"], name="sso_identity_by_site_id")]
 
+    def __str__(self) -> str:
+        return f"{self.external_id} of site {self.site_id}"
+
 
 class ApiToken(models.Model):
     """A bearer token. Only its SHA-256 is stored, so a database leak leaks no usable token."""
@@ -109,6 +115,9 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     site = models.ForeignKey(Site, null=True, blank=True, on_delete=models.CASCADE)
+
+    def __str__(self) -> str:
+        return f"token of user {self.user_id}, until {self.expires_at:%Y-%m-%d %H:%M}"
 
 
 class SubjectState(models.TextChoices):
@@ -315,6 +324,9 @@ class CommentContent(models.Model):
     class Meta:
         db_table = "comment_content"
 
+    def __str__(self) -> str:
+        return f"text of comment {self.comment_id}"
+
 
 class Follow(models.Model):
     follower = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="following_set")
@@ -327,3 +339,6 @@ class Follow(models.Model):
             models.CheckConstraint(condition=~Q(follower=F("followee")), name="follow_not_self"),
         ]
         indexes = [models.Index(fields=["followee", "follower"], name="follow_reverse_lookup")]
+
+    def __str__(self) -> str:
+        return f"user {self.follower_id} follows user {self.followee_id}"

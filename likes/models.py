@@ -47,6 +47,9 @@ class Like(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"user {self.user_id} {'likes' if self.active else 'no longer likes'} comment {self.comment_id}"
+
 
 class StaleLikeState(models.Model):
     """A comment whose likes were written straight to the database while Redis was configured
@@ -56,3 +59,6 @@ class StaleLikeState(models.Model):
     comment_id = models.BigIntegerField(primary_key=True)
     subject_id = models.BigIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"like state of comment {self.comment_id}, behind the database"

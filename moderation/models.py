@@ -70,6 +70,9 @@ class Sanction(models.Model):
         db_table = "moderation_sanction"
         indexes = [models.Index(fields=["site", "user"], name="sanction_by_site_user")]
 
+    def __str__(self) -> str:
+        return f"{self.kind} of user {self.user_id} on site {self.site_id}"
+
 
 class ReportReason(models.TextChoices):
     SPAM = "spam"
@@ -94,6 +97,9 @@ class Report(models.Model):
     class Meta:
         db_table = "moderation_report"
         constraints = [models.UniqueConstraint(fields=["comment", "user", "subject_id"], name="report_once_per_user")]
+
+    def __str__(self) -> str:
+        return f"report of comment {self.comment_id} by user {self.user_id} ({self.reason})"
 
 
 class TaskState(models.TextChoices):
@@ -140,6 +146,9 @@ class ReviewTask(models.Model):
             models.Index(fields=["comment", "state"], name="task_by_comment"),
         ]
 
+    def __str__(self) -> str:
+        return f"review of comment {self.comment_id} ({self.state})"
+
 
 class AuditEntry(models.Model):
     """What a moderator (or the system, ``actor`` None) did; written in the same transaction as
@@ -169,3 +178,8 @@ class AuditEntry(models.Model):
                 fields=["comment_id", "created_at"], condition=Q(actor__isnull=False), name="audit_decisions_by_comment"
             ),
         ]
+
+    def __str__(self) -> str:
+        actor = "the system" if self.actor_id is None else f"user {self.actor_id}"
+        target = f" on comment {self.comment_id}" if self.comment_id is not None else ""
+        return f"{self.action} by {actor}{target}"

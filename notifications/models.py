@@ -133,6 +133,9 @@ class Preferences(models.Model):
     class Meta:
         verbose_name_plural = "preferences"
 
+    def __str__(self) -> str:
+        return f"notification settings of user {self.user_id}"
+
 
 def email_field(kind: str) -> str:
     """The ``Preferences`` column holding the email mode of ``kind``."""
@@ -158,3 +161,6 @@ class Subscription(models.Model):
             models.UniqueConstraint(fields=["subject", "user"], name="subscription_by_subject_user"),
         ]
         indexes = [models.Index(fields=["user"], name="subscription_by_user")]
+
+    def __str__(self) -> str:
+        return f"user {self.user_id}: {self.state} to subject {self.subject_id}"

@@ -76,6 +76,9 @@ class ImportedItem(models.Model):
             models.UniqueConstraint(fields=["site", "source", "kind", "source_id"], name="imported_item_by_source_id"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.source} {self.get_kind_display()} {self.source_id} -> {self.target_id}"
+
 
 class StagedRecord(models.Model):
     """One parsed thread (``kind`` t) or comment (``kind`` c) of a running import."""
@@ -120,6 +123,9 @@ class StagedRecord(models.Model):
             models.Index(fields=["run", "kind", "source_id", "seq"], name="staged_by_source_id"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.source_id} of import {self.run_id}"
+
 
 class ErasureMode(models.TextChoices):
     PLACEHOLDER = "placeholder", "keep every comment as a deleted placeholder"
@@ -136,3 +142,6 @@ class SitePrivacy(models.Model):
     class Meta:
         db_table = "portability_site_privacy"
         verbose_name_plural = "site privacy settings"
+
+    def __str__(self) -> str:
+        return f"privacy of site {self.site_id}: erasure by {self.erasure}"
