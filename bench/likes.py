@@ -287,9 +287,10 @@ def ensure_subject(site, spec: SubjectSpec, users: list[int], reseed: bool):
     from django.db import transaction
 
     from bench import seed
+    from comments import services
     from comments.models import Subject
 
-    subject = Subject.objects.filter(site=site, key=spec.key).first()
+    subject = Subject.objects.filter(keys__site=site, keys__key=spec.key).first()
     if subject is not None and subject.title == spec.signature() and not reseed:
         return subject, "reused"
     started = time.perf_counter()
@@ -310,7 +311,7 @@ def ensure_subject(site, spec: SubjectSpec, users: list[int], reseed: bool):
     rng = random.Random(spec.seed + 2)
     end_ms = max(n.ms for n in nodes)
     with transaction.atomic():
-        subject = Subject.objects.create(
+        subject = Subject(
             site=site,
             key=spec.key,
             title=spec.signature(),
@@ -320,6 +321,7 @@ def ensure_subject(site, spec: SubjectSpec, users: list[int], reseed: bool):
             root_count=sum(1 for n in nodes if n.counted and n.parent is None),
             floor_seq=sum(1 for n in nodes if n.parent is None),
         )
+        services.subjects_create(site, [subject])
         seed._insert_comments(nodes, lambda n: subject.pk, authors, bodies)
 
         def rows():

@@ -186,7 +186,7 @@ def main(argv=None) -> int:
         print("  " + line)
 
     site = Site.objects.filter(key="bench").first()
-    subject = Subject.objects.filter(site=site, key="bench-100000").first() if site else None
+    subject = Subject.objects.filter(keys__site=site, keys__key="bench-100000").first() if site else None
     if subject is None:
         raise SystemExit("bench: seed the dataset first: python -m bench.core")
     staff, _ = User.objects.get_or_create(username="bench-moderator", defaults={"is_staff": True})

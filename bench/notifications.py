@@ -46,11 +46,12 @@ def seed(subscribers: int):
     """The site, the subject and its subscribers (kept between runs), and the poster."""
     from django.contrib.auth.hashers import make_password
 
-    from comments.models import Site, Subject, User
+    from comments import services
+    from comments.models import Site, User
     from notifications.models import Subscription
 
     site, _ = Site.objects.get_or_create(key="bench-notifications", defaults={"name": "Notifications bench"})
-    subject, _ = Subject.objects.get_or_create(site=site, key="hot-thread", defaults={"title": "A hot thread"})
+    subject, _ = services.subject_get_or_create(site=site, key="hot-thread", title="A hot thread")
     poster, _ = User.objects.get_or_create(username="bench-notify-poster")
     have = User.objects.filter(username__startswith="bench-notify-reader-").count()
     if have < subscribers:

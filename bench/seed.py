@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from django.contrib.auth.hashers import make_password
 from django.db import connection, transaction
 
-from comments import paths
+from comments import paths, services
 from comments.ids import IdGenerator
 from comments.models import (
     Comment,
@@ -413,7 +413,7 @@ BACKGROUND_WORKER = 254
 
 
 def find_subject(shape: Shape) -> Subject | None:
-    return Subject.objects.filter(site__key=SITE_KEY, key=shape.subject_key).first()
+    return Subject.objects.filter(keys__site__key=SITE_KEY, keys__key=shape.subject_key).first()
 
 
 def background_count() -> int:
@@ -444,7 +444,7 @@ def seed(shape: Shape, log=print) -> Subject:
 
     started = time.perf_counter()
     with transaction.atomic():
-        subject = Subject.objects.create(
+        subject = Subject(
             site=site,
             key=shape.subject_key,
             title=shape.signature,
@@ -454,6 +454,7 @@ def seed(shape: Shape, log=print) -> Subject:
             root_count=sum(1 for n in nodes if n.counted and n.parent is None),
             floor_seq=sum(1 for n in nodes if n.parent is None),
         )
+        services.subjects_create(site, [subject])
         _insert_comments(nodes, lambda n: subject.pk, user_ids, bodies)
         log(f"  inserted comments and contents in {time.perf_counter() - started:.1f} s")
         started = time.perf_counter()
@@ -495,24 +496,20 @@ def _seed_background(shape: Shape, site: Site, end: datetime, user_ids: list[int
             node.pinned = False
             root_count[k] += node.counted
         comment_count[k] += node.counted
-    subjects = Subject.objects.bulk_create(
-        [
-            Subject(
-                site=site,
-                key=f"{BACKGROUND_PREFIX}{k:05d}",
-                title="background",
-                mode="two_level",
-                comment_count=comment_count[k],
-                root_count=root_count[k],
-                floor_seq=floors[k],
-            )
-            for k in range(n)
-        ]
-    )
-    ids = [s.pk for s in subjects]
-    if any(pk is None for pk in ids):  # databases without RETURNING on bulk insert
-        by_key = dict(Subject.objects.filter(site=site, key__startswith=BACKGROUND_PREFIX).values_list("key", "pk"))
-        ids = [by_key[f"{BACKGROUND_PREFIX}{k:05d}"] for k in range(n)]
+    subjects = [
+        Subject(
+            site=site,
+            key=f"{BACKGROUND_PREFIX}{k:05d}",
+            title="background",
+            mode="two_level",
+            comment_count=comment_count[k],
+            root_count=root_count[k],
+            floor_seq=floors[k],
+        )
+        for k in range(n)
+    ]
+    by_key = services.subjects_create(site, subjects)
+    ids = [by_key[s.key] for s in subjects]
 
     def subject_id(node):
         return ids[subject_of_thread[node.thread]]

@@ -8,11 +8,10 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
-from django.db import models
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from . import origins, services
+from . import origins, queries, services
 from .models import ApiToken, Comment, CommentContent, ExternalIdentity, Follow, Site, Subject, User
 
 
@@ -103,17 +102,40 @@ class SiteAdmin(admin.ModelAdmin):
     filter_horizontal = ("moderators",)
 
 
+class SubjectAdminForm(forms.ModelForm):
+    url = forms.URLField(max_length=2000, required=False, assume_scheme="https")  # Django 6's default, now
+
+    class Meta:
+        model = Subject
+        fields = "__all__"  # noqa: DJ007 - the admin edits every field of a subject, new ones too
+
+    def clean(self):
+        cleaned = super().clean() or {}
+        site, key = cleaned.get("site"), cleaned.get("key")
+        if self.instance._state.adding and site is not None and key and queries.subject_id_by_key(site, key):
+            raise forms.ValidationError("This site already has a subject with this key.")
+        return cleaned
+
+
 @admin.register(Subject)
 class SubjectAdmin(admin.ModelAdmin):
+    form = SubjectAdminForm
     list_display = ("key", "site", "title", "mode", "state", "comment_count", "root_count", "created_at")
     list_filter = ("mode", "state", "site")
     search_fields = ("key", "title", "url")
     readonly_fields = ("comment_count", "root_count", "floor_seq", "created_at")
     list_select_related = ("site",)
     actions = ["reconcile"]
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}  # Django 6's default, now
+
+    def get_readonly_fields(self, request, obj=None):
+        # The site and key name the subject for its host's pages (and its key's row): they stay.
+        return (*self.readonly_fields, "site", "key") if obj is not None else self.readonly_fields
 
     def save_model(self, request, obj, form, change):
+        if not change:
+            # Made with its key's row, as every subject is.
+            services.subjects_create(obj.site, [obj])
+            return
         super().save_model(request, obj, form, change)
         # A change of what readers see goes through the service too: the subject's cached pages
         # go, and a closing reaches the likes answered from Redis.

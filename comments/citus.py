@@ -1,12 +1,16 @@
-"""The Citus plan of the schema (docs/citus.md): which table is distributed by subject, which is
-a reference table copied to every node, which stays local on the coordinator.
+"""The Citus plan of the schema (docs/citus.md): which table is distributed by subject (or, the
+subjects' keys, by site), which is a reference table copied to every node, which stays local on
+the coordinator.
 
 The comment tables are distributed by ``subject_id`` and co-located, so every read or write of
 one subject's comments, likes, reports and review tasks is a router query that one worker
 answers. Their primary and unique keys carry ``subject_id`` as their last column: Citus can
 only enforce a key on a shard when it contains the distribution column, and with the column
 last the key still serves every lookup by comment id alone (ids are unique by generation,
-``comments.ids``), so no index had to be added. Django keeps ``id`` as the model's primary key
+``comments.ids``), so no index had to be added. A subject is found by its site's key for it
+through ``comment_subject_key``, distributed by ``site_id`` in a co-location group of its own:
+its key ``(site_id, key)`` is unique per site, which no table distributed by subject could
+enforce. Django keeps ``id`` as the model's primary key
 (it cannot point a foreign key at a composite one); the composite keys and the foreign keys
 ``(comment_id, subject_id) -> comment_index (id, subject_id)`` exist on PostgreSQL only, made
 by migrations (``postgresql_only``), and the embedded SQLite keeps its single-column keys.
@@ -21,8 +25,8 @@ from django.db import migrations
 
 DISTRIBUTION_COLUMN = "subject_id"
 
-# Distributed tables, co-located with ``comment_subject``: table -> its distribution column.
-DISTRIBUTED = {
+# Distributed tables co-located with ``comment_subject``: table -> its distribution column.
+_BY_SUBJECT = {
     "comment_subject": "id",
     "comment_index": DISTRIBUTION_COLUMN,
     "comment_content": DISTRIBUTION_COLUMN,
@@ -31,6 +35,19 @@ DISTRIBUTED = {
     "moderation_task": DISTRIBUTION_COLUMN,
     "notifications_subscription": DISTRIBUTION_COLUMN,
 }
+# The subjects' keys, distributed by site: a new page of a site writes one row, which a
+# reference table would write on every node; the lookup by (site_id, key) goes to one shard.
+_BY_SITE = {"comment_subject_key": "site_id"}
+
+# Every distributed table -> its distribution column, and -> its co-location group (named by
+# its first table). Citus joins, and points foreign keys, only within a group.
+DISTRIBUTED = {**_BY_SUBJECT, **_BY_SITE}
+COLOCATION = {**dict.fromkeys(_BY_SUBJECT, "comment_subject"), **dict.fromkeys(_BY_SITE, "comment_subject_key")}
+
+# Distributed tables whose distribution column is their own bigint identity: an INSERT need not
+# give it, since the coordinator draws it and routes the row (Citus 11.2 and later). A new
+# subject is made so, on the first reader's request for a new page.
+DRAWN_DISTRIBUTION = frozenset({"comment_subject"})
 
 # Reference tables: small, read by the router queries above (joined, or checked on a post),
 # written rarely; a copy on every worker.
@@ -86,13 +103,9 @@ LOCAL = frozenset(
     }
 )
 
-# Keys the plan knows to break, each with why it is not fixed yet; reported, not failed.
-KNOWN_GAPS = {
-    ("comment_subject", "subject_lookup_by_site_key"): (
-        "a subject is found by (site, key) on every page; unique per site, that key cannot be "
-        'enforced on a table distributed by subject id (docs/citus.md, "Open")'
-    ),
-}
+# Keys the plan knows to break, (table, key) -> why it is not fixed yet; reported, not failed.
+# None today: the last, comment_subject's unique (site_id, key), became comment_subject_key.
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
 def postgresql_only(sql: str, reverse_sql: str) -> migrations.RunPython:
@@ -120,8 +133,8 @@ def primary_key_with_subject(table: str) -> migrations.RunPython:
 
 _KEYS_SQL = """
     SELECT rel.relname, ix.relname, ix_info.indisprimary,
-           array(SELECT a.attname FROM unnest(ix_info.indkey) AS k(n)
-                 JOIN pg_attribute a ON a.attrelid = rel.oid AND a.attnum = k.n)
+           array(SELECT a.attname FROM unnest(ix_info.indkey) WITH ORDINALITY AS k(n, i)
+                 JOIN pg_attribute a ON a.attrelid = rel.oid AND a.attnum = k.n ORDER BY k.i)
     FROM pg_index ix_info
     JOIN pg_class rel ON rel.oid = ix_info.indrelid
     JOIN pg_class ix ON ix.oid = ix_info.indexrelid
@@ -158,9 +171,9 @@ def _kind(table: str) -> str | None:
 def schema_violations(cursor) -> tuple[list[str], list[str]]:
     """``(violations, known gaps)`` of the PostgreSQL schema ``cursor`` reads, against the plan:
     every table classified; every primary or unique key of a distributed table holds its
-    distribution column; a foreign key between distributed tables pairs their distribution
-    columns; reference tables point only at reference tables, and nothing at a local table
-    but a local table."""
+    distribution column; a foreign key between distributed tables joins tables of one
+    co-location group and pairs their distribution columns; reference tables point only at
+    reference tables, and nothing at a local table but a local table."""
     violations, gaps = [], []
     cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1")
     tables = [name for (name,) in cursor.fetchall()]
@@ -169,6 +182,14 @@ def schema_violations(cursor) -> tuple[list[str], list[str]]:
             violations.append(f"{table}: not in the Citus plan (comments/citus.py): distributed, reference or local?")
     for table in sorted((set(DISTRIBUTED) | REFERENCE | LOCAL) - set(tables)):
         violations.append(f"{table}: in the Citus plan (comments/citus.py) but not in the database")
+    for table in sorted(DRAWN_DISTRIBUTION & set(tables)):
+        cursor.execute(
+            "SELECT data_type, is_identity FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = %s AND column_name = %s",
+            [table, DISTRIBUTED[table]],
+        )
+        if cursor.fetchone() != ("bigint", "YES"):
+            violations.append(f"{table}: {DISTRIBUTED[table]} is not a bigint identity, which Citus would draw")
     cursor.execute(_KEYS_SQL)
     for table, key, primary, columns in cursor.fetchall():
         column = DISTRIBUTED.get(table)
@@ -188,7 +209,12 @@ def schema_violations(cursor) -> tuple[list[str], list[str]]:
             continue  # reported above
         pairs = dict(zip(columns, referenced, strict=True))
         if kinds == ("distributed", "distributed"):
-            if pairs.get(DISTRIBUTED[source]) != DISTRIBUTED[target]:
+            if COLOCATION[source] != COLOCATION[target]:
+                violations.append(
+                    f"{source}: foreign key {key} -> {target} joins tables that are not co-located "
+                    f"({COLOCATION[source]}'s group and {COLOCATION[target]}'s)"
+                )
+            elif pairs.get(DISTRIBUTED[source]) != DISTRIBUTED[target]:
                 violations.append(
                     f"{source}: foreign key {key} ({', '.join(columns)}) -> {target} ({', '.join(referenced)}) "
                     f"does not pair {source}.{DISTRIBUTED[source]} with {target}.{DISTRIBUTED[target]}"
@@ -252,10 +278,12 @@ def _pinned_aliases(statement, aliases: dict[str, frozenset[str]]) -> tuple[set[
 
 def query_violations(sql: str, *, comment_by_id: bool = False) -> list[str]:
     """Why ``sql`` (PostgreSQL, ``%s`` placeholders) would not be routed to the shards of the
-    subjects it names: a distributed table it reads or writes with no condition on its
-    distribution column (set to a value, or equated to that of a table that is), or an INSERT
-    into one that does not give the column. Empty for a statement that names no distributed
-    table.
+    subjects it names: distributed tables of more than one co-location group (the subjects'
+    keys with the comment tables: no one shard holds both), a distributed table it reads or
+    writes with no condition on its distribution column (set to a value, or equated to that of
+    a table that is), or an INSERT into one that does not give the column (unless the
+    coordinator draws it, ``DRAWN_DISTRIBUTION``). Empty for a statement that names no
+    distributed table.
 
     ``comment_by_id``: a SELECT may find comments by their ids instead (the API names a comment
     by id alone, so the first read of one asks every shard; what follows must name the
@@ -267,15 +295,20 @@ def query_violations(sql: str, *, comment_by_id: bool = False) -> list[str]:
         statement = sqlglot.parse_one(sql, read="postgres")
     except sqlglot.errors.ParseError as error:
         return [f"not understood by the check ({str(error).splitlines()[0]})"]
-    if not any(t.name in DISTRIBUTED for t in statement.find_all(exp.Table)):
+    groups = sorted({COLOCATION[t.name] for t in statement.find_all(exp.Table) if t.name in DISTRIBUTED})
+    if not groups:
         return []
     problems, written = [], []
+    if len(groups) > 1:
+        problems.append(
+            f"it names tables of co-location groups that Citus cannot join in one query: {', '.join(groups)}"
+        )
     for insert in statement.find_all(exp.Insert):
         target = insert.this
         table = target.this if isinstance(target, exp.Schema) else target
         written.append(table)
         given = {c.name for c in target.expressions} if isinstance(target, exp.Schema) else set()
-        if table.name in DISTRIBUTED and DISTRIBUTED[table.name] not in given:
+        if table.name in DISTRIBUTED and DISTRIBUTED[table.name] not in given and table.name not in DRAWN_DISTRIBUTION:
             problems.append(f"INSERT INTO {table.name} does not give {DISTRIBUTED[table.name]}")
     read = [
         (t.name, t.alias_or_name)

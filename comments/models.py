@@ -143,7 +143,30 @@ class Subject(models.Model):
 
     class Meta:
         db_table = "comment_subject"
-        constraints = [models.UniqueConstraint(fields=["site", "key"], name="subject_lookup_by_site_key")]
+
+    def __str__(self) -> str:
+        return f"{self.site_id}:{self.key}"
+
+
+class SubjectKey(models.Model):
+    """How a page finds its subject: the site's key for it (``Subject.key``, kept there for
+    display and exports), unique per site. The key is the table's primary key, ``(site_id,
+    key)``, so that it holds the distribution column on Citus, where this table is distributed
+    by ``site_id`` (``comments.citus``) and ``comment_subject`` by its id: a subject's key
+    could not be unique on a table sharded by subject. Every subject has its row, made with it
+    (``comments.services.subjects_create``); the row's unique key decides which of two first
+    readers of a new page makes its subject.
+
+    No database foreign key to the subject (Citus refuses one between tables distributed by
+    different columns): Django's ``on_delete`` removes the row with its subject."""
+
+    pk = models.CompositePrimaryKey("site", "key")
+    site = models.ForeignKey(Site, on_delete=models.CASCADE, db_index=False)  # the key's first column
+    key = models.CharField(max_length=255)
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, db_constraint=False, related_name="keys")
+
+    class Meta:
+        db_table = "comment_subject_key"
 
     def __str__(self) -> str:
         return f"{self.site_id}:{self.key}"

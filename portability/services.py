@@ -42,8 +42,9 @@ from comments.models import (
     User,
     is_counted,
 )
+from comments.queries import subject_ids_by_key
 from comments.rendering import render_markdown
-from comments.services import pages_change, pages_change_many
+from comments.services import pages_change, pages_change_many, subjects_create
 from likes.bulk_rows import sources
 
 from . import formats
@@ -494,7 +495,7 @@ class _ImportJob:
         ]
         every_key = {k for t in threads for k in t[1]}
         urls = {t[2] for t in threads if t[2]}
-        by_key = dict(Subject.objects.filter(site=self.site, key__in=every_key).values_list("key", "pk"))
+        by_key = subject_ids_by_key(self.site, every_key)
         by_url: dict[str, int] = {}
         if urls:
             for url, pk in Subject.objects.filter(site=self.site, url__in=urls).order_by("pk").values_list("url", "pk"):
@@ -514,12 +515,12 @@ class _ImportJob:
                 if created is not None:
                     dates[keys[0]] = created
         if new:
-            # Rows the API created meanwhile win (ignore_conflicts); all are read back by key.
-            Subject.objects.bulk_create(new.values(), ignore_conflicts=True)
-            created_ids = dict(Subject.objects.filter(site=self.site, key__in=list(new)).values_list("key", "pk"))
+            # Subjects the API made meanwhile win (their keys' rows do); all are read back by key.
+            made = subjects_create(self.site, list(new.values()))
+            created_ids = {key: pk for key, pk in made.items() if pk == new[key].pk}
             self.summary.subjects_created += len(created_ids)
+            by_key.update(made)
             self._date_subjects({created_ids[k]: at for k, at in dates.items() if k in created_ids})
-            by_key.update(created_ids)
         taken: set[int | None] = set()
         mapping = []
         for source_id, keys, url, *_ in threads:

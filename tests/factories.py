@@ -57,6 +57,15 @@ class _SubjectFactory(DjangoModelFactory[Subject]):
     title = factory.LazyAttribute(lambda o: f"Title of {o.key}")
     mode = Mode.TWO_LEVEL
 
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        """Made as the services make subjects, with their key's row; a key the site already
+        has is an error, as the unique key once made it."""
+        subject = model_class(*args, **kwargs)
+        made = services.subjects_create(subject.site, [subject])
+        assert made[subject.key] == subject.pk, f"the site already has a subject {subject.key!r}"
+        return subject
+
 
 SubjectFactory = _makes(_SubjectFactory)
 

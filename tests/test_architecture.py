@@ -136,3 +136,27 @@ def test_no_app_has_an_import_cycle_among_its_modules():
     """Moderation had one (services -> tasks -> jobs -> services), hidden by imports inside
     functions: each of its modules depended on the others' import order."""
     assert {app: cycles for app in ALLOWED if (cycles := _module_cycles(app))} == {}
+
+
+def test_subjects_are_made_by_the_core_service_alone():
+    """Every subject has its key's row, the key it is found by (``comment_subject_key``):
+    ``comments.services.subjects_create`` makes both, and no other code of the project (apps,
+    benchmarks, tests) makes a subject's row by the model's manager."""
+    makers = {"create", "bulk_create", "get_or_create", "update_or_create"}
+    found = []
+    for top in sorted(p for p in REPO.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for path in top.rglob("*.py"):
+            if "migrations" in path.parts or path == REPO / "comments" / "services.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+                call = node.func if isinstance(node, ast.Call) else None
+                if (
+                    isinstance(call, ast.Attribute)
+                    and call.attr in makers
+                    and isinstance(call.value, ast.Attribute)
+                    and call.value.attr == "objects"
+                    and isinstance(call.value.value, ast.Name)
+                    and call.value.value.id == "Subject"
+                ):
+                    found.append(f"{path.relative_to(REPO)}:{call.lineno}")
+    assert found == []

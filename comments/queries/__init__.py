@@ -42,6 +42,8 @@ from .single import (
     site_signin,
     subject_counts,
     subject_for_viewer,
+    subject_id_by_key,
+    subject_ids_by_key,
     subject_lookup,
     user_by_id,
 )
@@ -80,6 +82,8 @@ __all__ = [
     "site_signin",
     "subject_counts",
     "subject_for_viewer",
+    "subject_id_by_key",
+    "subject_ids_by_key",
     "subject_lookup",
     "user_by_id",
     "user_comments",

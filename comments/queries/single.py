@@ -12,7 +12,7 @@ from django.db.models.functions import Cast
 
 from .. import pagecache, replicas, rowsql
 from ..exceptions import InvalidInput, NotFound
-from ..models import Comment, Site, Status, Subject, User, Visibility
+from ..models import Comment, Site, Status, Subject, SubjectKey, User, Visibility
 from .visibility import Viewer, authenticated, can_see, sees_private_sql, viewer_sql
 
 _SUBJECT_COLUMNS = rowsql.ModelColumns(Subject, "s")
@@ -47,10 +47,27 @@ def subject_for_viewer(subject_id: int, user) -> tuple[Subject, Viewer]:
 
 
 def subject_lookup(site_key: str, key: str) -> Subject:
-    subject = Subject.objects.select_related("site").filter(site__key=site_key, key=key).first()
+    """The subject a site calls ``key``, with its site. Two steps after the site (from the
+    shared cache when it has it), each a probe of one table by its key: the subject's id by
+    ``(site_id, key)``, then the subject by id; on Citus each goes to one shard, where a join
+    of the two tables (distributed by different columns) would ask them all."""
+    site = _site_cached(site_key)
+    subject_id = subject_id_by_key(site, key)
+    subject = Subject.objects.filter(pk=subject_id).first() if subject_id is not None else None
     if subject is None:
         raise NotFound("Unknown subject.")
+    subject.site = site
     return subject
+
+
+def subject_id_by_key(site: Site, key: str) -> int | None:
+    """The id of the subject ``site`` calls ``key``, or None."""
+    return subject_ids_by_key(site, [key]).get(key)
+
+
+def subject_ids_by_key(site: Site, keys: Iterable[str]) -> dict[str, int]:
+    """The ids of the subjects ``site`` calls ``keys`` (those it has), by key."""
+    return dict(SubjectKey.objects.filter(site=site, key__in=list(keys)).values_list("key", "subject_id"))
 
 
 def site_by_key(site_key: str) -> Site:
@@ -84,19 +101,30 @@ def embed_target(site_key: str, key: str) -> tuple[Site, int | None]:
     found = pagecache.lookups_get([site_name, subject_name])
     site, subject_id = found.get(site_name), found.get(subject_name)
     if site is None:
-        # Cached for every reader, so read with every write made before (a site's settings
-        # just saved must not come back from a replica that has not replayed them).
-        with replicas.current_reads():
-            site = site_by_key(site_key)
-        pagecache.lookup_set(site_name, site)
+        site = _site_read_to_cache(site_key)
     if subject_id is None:
-        subject_id = Subject.objects.filter(site=site, key=key).values_list("pk", flat=True).first()
+        subject_id = subject_id_by_key(site, key)
         if subject_id is not None:
             pagecache.lookup_set(subject_name, subject_id)
     if subject_id is not None:
         # A widget page read often keeps its lookup in the process like the page itself.
         pagecache.hot.offer(subject_id, subject_name, (site, subject_id), counted=True)
     return site, subject_id
+
+
+def _site_cached(site_key: str) -> Site:
+    """The site ``site_key`` names, from the shared cache when it has it."""
+    site_name = pagecache.site_key(site_key)
+    return pagecache.lookups_get([site_name]).get(site_name) or _site_read_to_cache(site_key)
+
+
+def _site_read_to_cache(site_key: str) -> Site:
+    # Cached for every reader, so read with every write made before (a site's settings just
+    # saved must not come back from a replica that has not replayed them).
+    with replicas.current_reads():
+        site = site_by_key(site_key)
+    pagecache.lookup_set(pagecache.site_key(site_key), site)
+    return site
 
 
 # The site ``seed_demo`` makes, which the demo host page (``rundemo``) embeds.

@@ -93,3 +93,22 @@ def test_reporting_a_comment_and_a_moderators_decision(hot_queries, client_for, 
         )
     assert decided.status_code == 200
     assert Comment.objects.get(pk=comment.pk).status == "rejected"
+
+
+def test_a_subject_found_and_made_by_its_site_and_key(hot_queries, client_for, api, user, site):
+    client = client_for(user)
+    with hot_queries("make a subject"):
+        made = client.post(f"{API}/subjects", {"site": site.key, "key": "article:new"}, format="json")
+    with hot_queries("get the subject made"):
+        again = client.post(f"{API}/subjects", {"site": site.key, "key": "article:new"}, format="json")
+    with hot_queries("find a subject by site and key"):
+        found = api.get(f"{API}/subjects/lookup", {"site": site.key, "key": "article:new"})
+    assert (made.status_code, again.status_code, found.status_code) == (201, 200, 200)
+    assert made.json()["id"] == again.json()["id"] == found.json()["id"]
+
+
+def test_the_embed_page_finds_its_subject(hot_queries, client, subject):
+    CommentFactory(subject=subject, body="Seen in the widget")
+    with hot_queries("embed page"):
+        page = client.get("/embed/", {"site": subject.site.key, "key": subject.key})
+    assert "Seen in the widget" in page.content.decode()

@@ -1,6 +1,7 @@
 """The migrations to the Citus keys, run on a database that holds rows of every comment table:
 the rows stay, review tasks get their comment's subject, and (on PostgreSQL) the keys and
-foreign keys are composite and enforced; and back."""
+foreign keys are composite and enforced; and back. Then the subjects' keys' table (comments
+0008): every subject gets its row, and back."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-from ..factories import CommentFactory, SubjectFactory, UserFactory
+from ..factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
 
 BEFORE = [
     ("comments", "0004_site_signin_methods"),
@@ -136,3 +137,50 @@ def test_the_keys_go_back_to_single_columns(old_schema_with_rows):
             )
             assert cursor.fetchone()[0] == 6  # reply_to, root, content, like, report, task
     assert _count("moderation_report") == 1
+
+
+def _rows(sql):
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return set(cursor.fetchall())
+
+
+def _insert_subject(site_id, key):
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO comment_subject (site_id, key, title, url, mode, state, comment_count, root_count, "
+            "floor_seq, created_at) VALUES (%s, %s, '', '', 'flat', 'open', 0, 0, 0, %s)",
+            [site_id, key, now],
+        )
+
+
+def _unique_site_key():
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, "comment_subject")
+    return [name for name, c in constraints.items() if c["unique"] and sorted(c["columns"]) == ["key", "site_id"]]
+
+
+def test_every_subject_gets_its_key_row_on_a_populated_database_and_back(transactional_db):
+    one, other = SiteFactory(), SiteFactory()
+    first = SubjectFactory(site=one)
+    SubjectFactory(site=one)
+    SubjectFactory(site=other, key=first.key)
+    CommentFactory(subject=first)
+    _migrate([("comments", "0007_guests")])
+    try:
+        assert "comment_subject_key" not in connection.introspection.table_names()
+        assert _unique_site_key() == ["subject_lookup_by_site_key"]
+        with pytest.raises(IntegrityError), transaction.atomic():
+            _insert_subject(one.pk, first.key)
+        _insert_subject(other.pk, "made-before-the-keys")
+        subjects = _rows("SELECT site_id, key, id FROM comment_subject")
+        assert len(subjects) == 4
+
+        _migrate([("comments", "0008_subject_keys")])
+        assert _rows("SELECT site_id, key, subject_id FROM comment_subject_key") == subjects
+        assert _unique_site_key() == []
+        if connection.vendor == "postgresql":
+            assert _primary_key("comment_subject_key") == ["site_id", "key"]
+    finally:
+        _migrate(_latest())

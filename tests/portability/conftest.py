@@ -10,6 +10,7 @@ import pytest
 
 from comments import paths
 from comments.models import Comment, Site, Subject
+from comments.queries import subject_ids_by_key
 from comments.services import subject_reconcile_counters
 from portability import services
 
@@ -49,7 +50,8 @@ def site_comments(site: Site):
 def assert_consistent(site: Site) -> None:
     """What every import must leave: paths that say the tree, replies after their parents in id
     order, top-level comments in date order, floors 1..n in id order, counters the reconcile
-    finds nothing to fix in, and no script anywhere in the HTML."""
+    finds nothing to fix in, no script anywhere in the HTML, and every subject found by its
+    key (its key's row made with it)."""
     comments = {c.pk: c for c in site_comments(site)}
     for c in comments.values():
         steps = paths.split_path(c.path)
@@ -65,7 +67,9 @@ def assert_consistent(site: Site) -> None:
         html = c.content.html.lower()
         for bad in ("<script", "onerror", "onclick", "onmouseover", "javascript:", "<img", "<iframe", "style="):
             assert bad not in html, (c.pk, html)
-    for subject in Subject.objects.filter(site=site):
+    subjects = list(Subject.objects.filter(site=site))
+    assert subject_ids_by_key(site, [s.key for s in subjects]) == {s.key: s.pk for s in subjects}
+    for subject in subjects:
         rows = sorted((c for c in comments.values() if c.subject_id == subject.pk), key=lambda c: c.pk)
         tops = [c for c in rows if c.depth == 0]
         assert [c.floor for c in tops] == list(range(1, len(tops) + 1)), "top-level floors in time order"

@@ -11,7 +11,7 @@ from comments.models import Comment, ExternalIdentity, Status, Subject, SubjectS
 from moderation.models import AuditEntry
 from portability.models import ImportedItem, ImportRun, RunState
 
-from ..factories import SiteFactory
+from ..factories import SiteFactory, SubjectFactory
 from .conftest import assert_consistent, counts, fixture_path, run_import, site_comments, site_shape
 
 
@@ -165,9 +165,9 @@ def test_a_newer_export_adds_only_what_is_new(db, tmp_path):
 
 def test_threads_join_existing_subjects_of_the_site_by_key_or_url(db):
     site = SiteFactory(key="blog")
-    by_key = Subject.objects.create(site=site, key="post-hello", title="Mine")
-    by_url = Subject.objects.create(site=site, key="article-2", url="https://blog.example/2020/中文/")
-    other_site = Subject.objects.create(site=SiteFactory(key="other"), key="post-hello")
+    by_key = SubjectFactory(site=site, key="post-hello", title="Mine")
+    by_url = SubjectFactory(site=site, key="article-2", url="https://blog.example/2020/中文/")
+    other_site = SubjectFactory(site=SiteFactory(key="other"), key="post-hello")
     summary = run_import(site, "disqus", fixture_path("disqus.xml"))
     assert summary.subjects_matched == 2 and summary.subjects_created == 0
     assert Comment.objects.filter(subject=by_key).count() == 7
