@@ -47,12 +47,12 @@ def subject_for_viewer(subject_id: int, user) -> tuple[Subject, Viewer]:
 
 
 def subject_lookup(site_key: str, key: str) -> Subject:
-    """The subject a site calls ``key``, with its site. Two steps after the site (from the
-    shared cache when it has it), each a probe of one table by its key: the subject's id by
-    ``(site_id, key)``, then the subject by id; on Citus each goes to one shard, where a join
-    of the two tables (distributed by different columns) would ask them all."""
-    site = _site_cached(site_key)
-    subject_id = subject_id_by_key(site, key)
+    """The subject a site calls ``key``, with its site. The site and the subject's id come from
+    the shared cache the embed page keeps (``embed_target``), else each from a probe of one
+    table by its key; then the subject by id. On Citus each probe goes to one shard, where a
+    join of the key table and the subjects (distributed by different columns) would ask them
+    all."""
+    site, subject_id = embed_target(site_key, key)
     subject = Subject.objects.filter(pk=subject_id).first() if subject_id is not None else None
     if subject is None:
         raise NotFound("Unknown subject.")
@@ -110,12 +110,6 @@ def embed_target(site_key: str, key: str) -> tuple[Site, int | None]:
         # A widget page read often keeps its lookup in the process like the page itself.
         pagecache.hot.offer(subject_id, subject_name, (site, subject_id), counted=True)
     return site, subject_id
-
-
-def _site_cached(site_key: str) -> Site:
-    """The site ``site_key`` names, from the shared cache when it has it."""
-    site_name = pagecache.site_key(site_key)
-    return pagecache.lookups_get([site_name]).get(site_name) or _site_read_to_cache(site_key)
 
 
 def _site_read_to_cache(site_key: str) -> Site:

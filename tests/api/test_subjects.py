@@ -107,6 +107,16 @@ def test_lookup_finds_a_subject_by_site_and_key(api, subject):
     assert (body["id"], body["key"], body["site"]) == (subject.pk, subject.key, subject.site.key)
 
 
+def test_a_repeated_lookup_reads_only_the_subject(api, subject, django_assert_num_queries):
+    """The site and the key's subject id come from the cache the embed page keeps, so a host
+    that looks a page's discussion up again costs one probe by id."""
+    params = {"site": subject.site.key, "key": subject.key}
+    assert api.get(f"{API}/subjects/lookup", params).status_code == 200
+    with django_assert_num_queries(1):
+        response = api.get(f"{API}/subjects/lookup", params)
+    assert response.json()["id"] == subject.pk
+
+
 def test_lookup_of_an_unknown_subject_is_not_found(api, subject):
     assert_error(api.get(f"{API}/subjects/lookup", {"site": subject.site.key, "key": "missing"}), 404, "not_found")
     assert_error(api.get(f"{API}/subjects/lookup", {"site": "nosite", "key": subject.key}), 404, "not_found")
