@@ -1391,7 +1391,8 @@ def render(bench: HttpBench, info: dict, started: datetime, took: float, notes: 
         f"Options: `--seconds` ({a.seconds:g}), `--quick`{' (this run)' if a.quick else ''}, `--workers` ({a.workers}), "
         f"`--threads` ({a.threads}), `--connections` ({a.connections}), `--wrk-threads` ({a.wrk_threads}), `--no-sync`, "
         "`--reseed`, `--output`, `--only` (named scenarios alone, e.g. `--only post,hot_mix`: for working on one; "
-        "writes no report unless `--output` is given).",
+        "writes no report unless `--output` is given), `--like-flush after` (the like events flushed after each run "
+        "by the benchmark, not during it by the worker: a diagnostic; no report unless `--output` is given).",
         "",
         "### Machine and setup",
         "",
