@@ -443,17 +443,20 @@ def _fragment_query(request, lang: str) -> dict:
 def fragment_comments(request, *, user, lang):
     """A page of the subject's list (load more, switching sort, re-reading after sign-in)."""
     params = query_params(request, ListFragmentParams)
-    site = queries.site_by_key(params["site"])
-    try:
-        subject = queries.subject_lookup(site.key, params["key"])
-    except NotFound:
-        subject = None
+    # As the embed page: the site and the subject's id from the shared cache, then the subject
+    # with the reader's role there in one query.
+    site, subject_id = queries.embed_target(params["site"], params["key"])
+    subject = viewer = None
+    if subject_id is not None:
+        try:
+            subject, viewer = queries.subject_for_viewer(subject_id, user)
+        except NotFound:  # removed since its id was cached
+            subject = None
     mode = params.get("mode") or (subject.mode if subject else site.default_mode)
     sort = params.get("sort") or ("hot" if mode == Mode.TWO_LEVEL else "old")
     query = {**_fragment_query(request, lang), "site": site.key, "key": params["key"], "mode": mode, "sort": sort}
     items, next_cursor, count = [], None, 0
-    if subject is not None:
-        subject, viewer = queries.subject_for_viewer(subject.pk, user)
+    if subject is not None and viewer is not None:
         page = queries.list_comments(
             subject,
             viewer,

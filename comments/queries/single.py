@@ -92,8 +92,9 @@ def site_signin(site: Site) -> dict:
 
 def embed_target(site_key: str, key: str) -> tuple[Site, int | None]:
     """The site and the id of its subject ``key`` (None: nobody has commented yet), for the
-    embed page, from the shared cache when it has them: a subject's id never changes, and a
-    site's cached row is dropped whenever the site is saved (``pagecache.site_changed``)."""
+    embed page, its fragments and lookups by key, from the shared cache when it has them: a
+    subject's id never changes, and a site's cached row is dropped whenever the site is saved
+    (``pagecache.site_changed``)."""
     site_name, subject_name = pagecache.site_key(site_key), pagecache.lookup_key(site_key, key)
     held = pagecache.hot.get(subject_name)
     if held is not None:

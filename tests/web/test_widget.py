@@ -6,7 +6,9 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from comments import services
 from comments.avatars import avatar_path
@@ -221,6 +223,19 @@ def test_fragments_show_the_readers_likes_and_own_pending_comments(web, subject)
     assert 'data-action="edit"' in mine and 'data-action="delete"' in mine
     anonymous = text(web.get("/embed/fragments/comments", params, HTTP_X_FRAGMENT="1"))
     assert "Mine, held" not in anonymous and 'aria-pressed="true"' not in anonymous
+
+
+def test_a_list_fragment_reads_its_site_and_subject_once(web, subject):
+    """Load more and a change of sort find the subject as the embed page does (site and id from
+    the shared cache) and read it once, with the reader's role; the site is not read apart."""
+    CommentFactory(subject=subject, body="First")
+    params = {"site": subject.site.key, "key": subject.key}
+    assert "First" in text(web.get("/embed/fragments/comments", params, HTTP_X_FRAGMENT="1"))
+    with CaptureQueriesContext(connection) as queries:
+        assert "First" in text(web.get("/embed/fragments/comments", params, HTTP_X_FRAGMENT="1"))
+    reads = [q["sql"] for q in queries.captured_queries]
+    assert sum(1 for sql in reads if 'FROM "comment_subject"' in sql) == 1
+    assert not any('FROM "comments_site"' in sql for sql in reads)
 
 
 def test_the_edit_button_disappears_after_the_edit_window(web, subject, settings):
