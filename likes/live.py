@@ -192,7 +192,8 @@ def _send(handoffs: list[tuple[list[tuple], Callable[[], object] | None]]) -> li
 
 def stream_drain(stream: str, handle, *, batch: int, reclaim_seconds: float, max_seconds: float) -> int:
     """Work through what waits on ``stream`` (queued by ``stream_add``), a batch at a time, until
-    it is empty or ``max_seconds`` have passed; returns the sum of what ``handle`` returned.
+    a read finds less than a batch (what was queued until then is done) or ``max_seconds`` have
+    passed; returns the sum of what ``handle`` returned.
 
     ``handle(entries)`` gets a batch's ``[(entry id, fields)]`` and must have committed all it
     causes when it returns: only then is the batch acknowledged, so entries read by a worker that
@@ -211,6 +212,13 @@ def stream_drain(stream: str, handle, *, batch: int, reclaim_seconds: float, max
             break
         handled += handle(entries)
         forget_entries(r, stream, [entry_id for entry_id, _ in entries])
+        if len(entries) < batch:
+            # Less than a batch: the stream was drained as of the read. What came in since waits
+            # for the next run, a beat later, with whatever else comes in by then. Reading on
+            # chased the writers: under load each further batch held the few entries of the
+            # last batch's duration, and paid its transaction, statements and acknowledgement
+            # for them (a like flush of ten likes at a time cost ten times a like's share).
+            break
     drop_idle_consumers(r, stream)
     return handled
 

@@ -4,10 +4,11 @@ database road: idempotent, order-proof, exact."""
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from django.test import override_settings
 
 from comments.models import Comment
-from likes import keys, live, state_sync
+from likes import keys, live, services, state_sync
 from likes.models import Like
 from likes.services import LikeAction, like_actions_apply, like_counts_reconcile, like_set, likes_flush
 
@@ -252,3 +253,83 @@ def test_a_drained_subject_is_not_forgotten_while_a_registration_may_still_cover
     like_set(comment_id=comment.pk, user=fan, liked=True)
     likes_flush()
     assert count_of(comment) == 2
+
+
+def test_likes_that_come_in_during_a_batch_wait_for_the_next_run(subject, redis_url, raw_redis, monkeypatch):
+    """A run takes what its read found and stops: reading on after a batch shorter than
+    ``LIKES_FLUSH_BATCH`` chased the requests under load, a batch of a few likes each time."""
+    comment = CommentFactory(subject=subject)
+    for fan in [UserFactory() for _ in range(3)]:
+        like_set(comment_id=comment.pk, user=fan, liked=True)
+    latecomers = iter([UserFactory() for _ in range(3)])
+    apply = services.like_actions_apply
+
+    def apply_while_requests_come_in(actions, **kwargs):
+        changes = apply(actions, **kwargs)
+        latecomer = next(latecomers, None)
+        if latecomer is not None:  # a like answered while the batch was being written
+            like_set(comment_id=comment.pk, user=latecomer, liked=True)
+        return changes
+
+    monkeypatch.setattr(services, "like_actions_apply", apply_while_requests_come_in)
+
+    first = likes_flush()
+
+    assert (first.events, first.batches) == (3, 1)
+    assert count_of(comment) == 3
+    assert raw_redis.xlen(keys.events(subject.id)) == 1
+    second = likes_flush()
+    assert (second.events, second.batches) == (1, 1)
+    assert count_of(comment) == 4
+
+
+def test_a_drain_stops_at_a_short_batch_and_goes_on_after_full_ones(redis_url, raw_redis):
+    stream = "test:drain"
+    raw_redis.delete(stream)
+    for i in range(5):
+        live.stream_add(stream, {"n": str(i)})
+    seen: list[str] = []
+
+    def handle(entries):
+        seen.extend(dict(zip(fields[::2], fields[1::2], strict=True))["n"] for _, fields in entries)
+        live.stream_add(stream, {"n": "late"})  # queued while the batch was handled
+        return len(entries)
+
+    # Batches of 3: two full ones (0-2, then 3, 4 and the first late entry), then a short one
+    # (the second late entry), after which the drain stops: the third late entry is left.
+    handled = live.stream_drain(stream, handle, batch=3, reclaim_seconds=60, max_seconds=2)
+
+    assert handled == 7 and seen == ["0", "1", "2", "3", "4", "late", "late"]
+    assert raw_redis.xlen(stream) == 1
+    raw_redis.delete(stream)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="generic plans are PostgreSQL's")
+def test_the_flush_plans_its_statements_for_their_parameters(subject, db):
+    """PostgreSQL may run a prepared statement with a generic plan, made for any subject; for a
+    hot subject that plan read the subject's whole index to find a batch's comments. The flush
+    plans each statement for its parameters, even on a connection set to plan generically."""
+    comments = [CommentFactory(subject=subject) for _ in range(3)]
+    users = [UserFactory() for _ in range(2)]
+    with connection.cursor() as cursor:
+        cursor.execute("SET plan_cache_mode = force_generic_plan")
+        try:
+            for version in range(1, 9):  # past psycopg's prepare threshold
+                like_actions_apply(
+                    [
+                        LikeAction(comment_id=c.pk, user_id=u.pk, liked=version % 2 == 1, at_ms=1, version=version)
+                        for c in comments
+                        for u in users
+                    ],
+                    subject_id=subject.pk,
+                )
+            cursor.execute(
+                "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements "
+                "WHERE statement LIKE '%%unnest%%'"
+            )
+            prepared = cursor.fetchall()
+        finally:
+            cursor.execute("RESET plan_cache_mode")
+    assert prepared, "the flush's statements were not prepared: nothing to check"
+    assert all(generic == 0 and custom > 0 for _, generic, custom in prepared), prepared
+    assert count_of(comments[0]) == 0  # the eighth action of each pair is an unlike

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from django.db import connection
 
 from comments.models import Comment
 from likes import keys
@@ -211,3 +212,33 @@ def test_a_running_worker_with_beat_flushes_likes_within_seconds(worker, raw_red
 
     assert stored(comment) == (5, {u.pk for u in users})
     assert rows_of(comment) == sorted((u.pk, True) for u in users)
+
+
+def _sessions_opened() -> int:
+    """Connections ever opened to the test database (PostgreSQL's count)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")
+        return cursor.fetchone()[0]
+
+
+def test_a_worker_keeps_its_database_connection_from_one_flush_to_the_next(worker, raw_redis):
+    """Celery's Django fixup closes the connections around every task; a worker that obeyed it
+    connected to PostgreSQL anew for each flush, every beat tick (config/celery.py)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL counts the sessions opened")
+    comment = CommentFactory()
+    users = iter([UserFactory() for _ in range(5)])
+    w = worker()
+    like_set(comment_id=comment.pk, user=next(users), liked=True)
+    wait_for("the first flush", lambda: stored(comment)[0] == 1, workers=[w])
+    opened = _sessions_opened()
+
+    for expected in range(2, 6):  # four more flushes that write, and the empty ones between
+        like_set(comment_id=comment.pk, user=next(users), liked=True)
+        wait_for(f"like_count to reach {expected}", lambda n=expected: stored(comment)[0] == n, workers=[w])
+    time.sleep(1.0)  # five more beat ticks (LIKES_FLUSH_INTERVAL 0.2)
+
+    # One for a connection that ends (CONN_MAX_AGE, a failed health check), one for the stats'
+    # own delay; a connection per task opened one at every beat tick (nine here).
+    assert _sessions_opened() - opened <= 2
