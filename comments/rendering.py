@@ -71,8 +71,10 @@ _MARKDOWN = _build_markdown()
 # ">" or "&". Plain means made only of word characters but "_", spaces, line breaks and
 # punctuation that starts no Markdown construct here: no emphasis, code, link, autolink,
 # heading, list, quote, rule, entity, escape or hard break, and nothing linkify could take for
-# an address (a scheme's ":", an email's "@", a domain's "." followed by a letter or digit).
-_NOT_PLAIN = re.compile(r"[^\w \n,;!?'\"().，。！？、：；“”‘’（）《》〈〉「」『』【】…—·]|_|\.\w")
+# an address: an email's "@", a domain's "." before a letter ("3.5" and "v1.2.0", a "." between
+# digits, are plain: linkify takes no address without a letter after a dot), a URL's "/" (a
+# scheme's ":" makes no link without it, and "mailto:" none without an "@", so ":" is plain).
+_NOT_PLAIN = re.compile(r"[^\w \n,;:!?'\"().，。！？、：；“”‘’（）《》〈〉「」『』【】…—·]|_|(?<!\d)\.\w|\.(?=[^\W\d])")
 # A line that would open an ordered list ("1." or "1)"); every line must also start and end
 # with a character that is not a space (leading spaces indent, trailing ones break the line).
 _ORDERED_ITEM = re.compile(r"\d{1,9}[.)]")

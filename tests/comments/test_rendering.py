@@ -43,10 +43,24 @@ def test_links_render_after_the_warm_up():
 
 
 # Text made of what plain comments are made of, and of what would make them Markdown: a letter
-# after a ".", a digit then "." or ")" opening a line, spaces at either end of a line.
-_PLAINISH = st.text(
-    alphabet=st.sampled_from([*"abcdeorstuwmz", *"ABC", *"0129", *" \n.()\"',!?", *"你好，。！世界…—"]), max_size=40
-)
+# after a ".", a digit then "." or ")" opening a line, spaces at either end of a line, a scheme
+# ("http:", "mailto:") before "/" or "@".
+_PLAINISH = st.lists(
+    st.sampled_from(
+        [
+            *"abcdeorstuwmz",
+            *"hilpfx",
+            *"ABC",
+            *"0129",
+            *" \n.()\"',!?:/@",
+            *"你好，。！世界…—",
+            "http:",
+            "mailto:",
+            "www",
+        ]
+    ),
+    max_size=40,
+).map("".join)
 
 
 @settings(max_examples=600, deadline=None)
@@ -55,6 +69,9 @@ _PLAINISH = st.text(
 @example("1. first")
 @example("  indented")
 @example("broken  \nline")
+@example("version 1.2.3.4 at 10:30")
+@example("mailto:me")
+@example("1.2.com")
 def test_plain_text_renders_as_the_parser_would(body):
     html = rendering._plain_html(body)
     if html is not None:
@@ -68,6 +85,7 @@ def test_plain_text_renders_as_the_parser_would(body):
         "你好，世界！写得真好。",
         'He said "no" (twice)... Fine?',
         "First paragraph.\n\nSecond one\nwith a line break.",
+        "Update: it works in 3.12, at 10:30 today (v2.0.1).",
     ],
 )
 def test_everyday_comments_take_the_plain_path(body):
@@ -85,6 +103,10 @@ def test_everyday_comments_take_the_plain_path(body):
         "x  \ny",
         "    code",
         "a.io",
+        "1.2.io",
+        "x1.5b.com",
+        "http://x",
+        "mailto:a@b",
         "&amp;",
         "<b>",
     ],
