@@ -29,9 +29,9 @@ app.autodiscover_tasks()
 # worker connected to PostgreSQL anew for each: every beat tick's flush forked a backend, and
 # that backend's first statements loaded its caches and planned from nothing. Under load that
 # cost PostgreSQL more than the flush's own statements. The fixup is told to close them never
-# (it still closes them after a fork); Django's own rule runs around each task instead, as
-# around each request: a connection is dropped when it broke or outlived ``CONN_MAX_AGE``, and
-# checked before its next use with ``CONN_HEALTH_CHECKS``.
+# (a pool process still drops what it inherited at its fork); Django's own rule runs around
+# each task instead, as around each request: a connection is dropped when it broke or outlived
+# ``CONN_MAX_AGE``, and checked before its next use with ``CONN_HEALTH_CHECKS``.
 app.conf.CELERY_DB_REUSE_MAX = sys.maxsize
 
 
