@@ -23,7 +23,7 @@ from comments.services import comment_set_status, token_issue
 from likes import keys, live, state_sync
 from likes import queries as likes_queries
 from likes.models import Like, StaleLikeState
-from likes.services import like_set, likes_flush
+from likes.services import LikeAction, like_actions_apply, like_set, likes_flush
 
 from ..api.conftest import API
 from ..factories import CommentFactory, SubjectFactory, UserFactory
@@ -113,6 +113,26 @@ def cold_comment_with_likes(raw_redis, likes: int):
     likes_flush()
     raw_redis.flushdb()
     return comment
+
+
+def test_a_state_made_from_the_rows_keeps_each_likers_own_time(redis_url, raw_redis):
+    """The rows come as the likers' times and ids in two arrays: each time must stay with its
+    liker. The likers are inserted in an order unlike that of their times."""
+    comment = CommentFactory()
+    fans = [UserFactory() for _ in range(6)]
+    base = live.now_ms() - 3_600_000
+    like_times = {fan.pk: base + 60_000 * ((i * 5) % 6) for i, fan in enumerate(fans)}
+    like_actions_apply(
+        [LikeAction(comment_id=comment.pk, user_id=pk, liked=True, at_ms=at) for pk, at in like_times.items()],
+        subject_id=comment.subject_id,
+    )
+    raw_redis.flushdb()
+
+    assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True) == (7, True)  # made from the rows
+
+    members = raw_redis.zrange(keys.likers(comment.subject_id, comment.pk), 0, -1, withscores=True)
+    held = {int(member): int(score) for member, score in members if member != live.SENTINEL}
+    assert {pk: held[pk] for pk in like_times} == like_times
 
 
 def test_concurrent_first_touches_of_a_cold_comment_load_it_once(redis_url, raw_redis, monkeypatch):
