@@ -14,6 +14,7 @@ allowed origins (the global ``X-Frame-Options: DENY`` is lifted for these views 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from datetime import timedelta
 from urllib.parse import urlencode
@@ -448,10 +449,8 @@ def fragment_comments(request, *, user, lang):
     site, subject_id = queries.embed_target(params["site"], params["key"])
     subject = viewer = None
     if subject_id is not None:
-        try:
+        with contextlib.suppress(NotFound):  # removed since its id was cached: no comments
             subject, viewer = queries.subject_for_viewer(subject_id, user)
-        except NotFound:  # removed since its id was cached
-            subject = None
     mode = params.get("mode") or (subject.mode if subject else site.default_mode)
     sort = params.get("sort") or ("hot" if mode == Mode.TWO_LEVEL else "old")
     query = {**_fragment_query(request, lang), "site": site.key, "key": params["key"], "mode": mode, "sort": sort}
