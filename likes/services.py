@@ -275,14 +275,17 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
     is loaded: the state's flag says whether everyone who can read the subject may like it,
     and the subject's mark that it is open (``keys.subject_open``, left by a like that read it
     so lately), so the database is asked only about the others. A comment this process has
-    not met is read whole in one statement (where it lives, its subject's state, and its likers
-    in case Redis lacks its state), so a cold comment costs that statement and one round trip.
+    not met is read in one statement (where it lives, its subject's state, and, if it has few,
+    its likers in case Redis lacks its state), so a cold comment of few likes costs that
+    statement and one round trip. A popular one's likers are read only when Redis lacks its
+    state: another process has usually loaded it, and reading and shipping a thousand likers
+    for nothing cost more than the second statement and round trip of a state that is missing.
     Without Redis the database is checked and written at once."""
     r = state_sync.client()
     rows = None
     place = queries.known_place(comment_id)
     if place is None and r is not None:
-        rows = state_sync.read_rows(comment_id)
+        rows = state_sync.read_rows(comment_id, likers_up_to=state_sync.FIRST_MEET_LIKERS)
         place = queries.remember_place(comment_id, (rows.subject_id, rows.site_id))
     subject_id, site_id = place or queries.place(comment_id)
     hooks.check_participation(site_id, user.pk)

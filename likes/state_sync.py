@@ -30,6 +30,11 @@ ZADD_PAIRS = 1_000  # (score, member) pairs per ZADD command
 # A comment with at most this many likes is loaded in one statement and one script, without
 # the lock.
 SMALL_STATE = 1_000
+# A process meeting a comment for the first time reads its likers with its place only when it
+# has at most this many: shipping them is cheaper than a second round trip. A more popular
+# comment's state is usually in Redis already (another process loaded it), so its likers are
+# read only when Redis says it lacks the state.
+FIRST_MEET_LIKERS = 64
 # Seconds for which rows read before asking Redis may still create a state (far within
 # ``live.WRITTEN_WINDOW_MS``, which is what makes them safe to use).
 READ_MAX_AGE = 10.0
@@ -64,8 +69,8 @@ def from_ms(value: int) -> datetime:
 class Rows:
     """What the database says of a comment's like state, read in one statement: where the
     comment lives, its flag, whether its subject is open, and its likers as
-    ``[ms, user_id, ...]`` in no particular order (None when it has more than ``SMALL_STATE``:
-    those are built by ``load``)."""
+    ``[ms, user_id, ...]`` in no particular order (None when it has more than were asked for:
+    ``read_rows``'s ``likers_up_to``; beyond ``SMALL_STATE`` they are built by ``load``)."""
 
     subject_id: int
     site_id: int
@@ -90,10 +95,11 @@ _LIKE = connection.ops.quote_name(Like._meta.db_table)
 # The like state is built from the primary: Redis keeps it as the truth the flush applies to, and
 # a replica's older rows would lose likes the primary already has.
 @replicas.primary_reads()
-def read_rows(comment_id: int) -> Rows:
-    """The comment's ``Rows``; ``NotFound`` for an unknown id. On PostgreSQL one statement
-    (the likers come as two arrays of at most ``SMALL_STATE`` integers); elsewhere a second for
-    the likers."""
+def read_rows(comment_id: int, *, likers_up_to: int = SMALL_STATE) -> Rows:
+    """The comment's ``Rows``, with its likers if it has at most ``likers_up_to`` (at most
+    ``SMALL_STATE``); ``NotFound`` for an unknown id. On PostgreSQL one statement (the likers
+    come as two arrays); elsewhere a second for the likers."""
+    likers_up_to = min(likers_up_to, SMALL_STATE)
     read_at = time.monotonic()
     likers_sql, likers_join = "", ""
     if connection.vendor == "postgresql":
@@ -104,7 +110,7 @@ def read_rows(comment_id: int) -> Rows:
         likers_join = (
             "LEFT JOIN LATERAL (SELECT array_agg(floor(extract(epoch FROM l.created_at) * 1000)::bigint) AS times, "
             f"array_agg(l.user_id) AS users FROM {_LIKE} l WHERE l.comment_id = c.id AND l.subject_id = c.subject_id "
-            f"AND l.active AND c.like_count BETWEEN 1 AND {int(SMALL_STATE)}) x ON true "
+            f"AND l.active AND c.like_count BETWEEN 1 AND {int(likers_up_to)}) x ON true "
         )
     row = rowsql.fetch_one(
         f"SELECT c.subject_id, s.site_id, c.status, c.visibility, s.state, c.like_count{likers_sql} "
@@ -114,7 +120,7 @@ def read_rows(comment_id: int) -> Rows:
     if row is None:
         raise NotFound("Unknown comment.")
     subject_id, site_id, status, visibility, subject_state, like_count = row[:6]
-    if like_count > SMALL_STATE:
+    if like_count > likers_up_to:
         flat = None
     elif likers_sql:
         times, users = row[6] or [], row[7] or []

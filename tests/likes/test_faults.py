@@ -249,6 +249,58 @@ def test_a_like_on_a_cold_comment_new_to_the_process_costs_one_statement_and_one
     assert stored(comment)[0] == likes + 2
 
 
+class LikeCalls:
+    """The ``live.like`` calls of ``like_set``: how many, and how many likers each shipped."""
+
+    def __init__(self, monkeypatch):
+        self.shipped: list[int] = []
+        real = live.like
+
+        def like(r, **kwargs):
+            create = kwargs.get("create")
+            self.shipped.append(0 if create is None else len(create.flat_likers) // 2)
+            return real(r, **kwargs)
+
+        monkeypatch.setattr(live, "like", like)
+
+
+def test_a_process_meeting_a_popular_comment_whose_state_redis_holds_reads_and_ships_no_likers(
+    redis_url, raw_redis, monkeypatch, django_assert_num_queries
+):
+    monkeypatch.setattr(state_sync, "FIRST_MEET_LIKERS", 5)
+    comment = cold_comment_with_likes(raw_redis, 8)
+    like_set(comment_id=comment.pk, user=UserFactory(), liked=True)  # another process loads its state
+    monkeypatch.setattr(likes_queries, "_places", {})  # this process has not met the comment
+    fan = UserFactory()
+    calls, redis_calls = LikeCalls(monkeypatch), RedisCalls(monkeypatch)
+
+    with django_assert_num_queries(1):
+        assert like_set(comment_id=comment.pk, user=fan, liked=True) == (10, True)
+
+    assert calls.shipped == [0]  # before: the 8 likers read and shipped, for a state Redis had
+    assert redis_calls.count == 1
+
+
+def test_a_process_meeting_a_popular_comment_whose_state_redis_lacks_loads_all_its_likers(
+    redis_url, raw_redis, monkeypatch, django_assert_num_queries
+):
+    monkeypatch.setattr(state_sync, "FIRST_MEET_LIKERS", 5)
+    comment = cold_comment_with_likes(raw_redis, 8)
+    monkeypatch.setattr(likes_queries, "_places", {})
+    fan = UserFactory()
+    calls = LikeCalls(monkeypatch)
+
+    # Its place first, then its likers once Redis said it lacks the state.
+    with django_assert_num_queries(2 if connection.vendor == "postgresql" else 3):
+        assert like_set(comment_id=comment.pk, user=fan, liked=True) == (9, True)
+
+    assert calls.shipped == [0, 8]
+    likers = raw_redis.zrange(keys.likers(comment.subject_id, comment.pk), 0, -1)
+    assert len(set(likers) - {live.SENTINEL}) == 9
+    likes_flush()
+    assert stored(comment)[0] == 9
+
+
 @pytest.mark.parametrize("place_known", [True, False], ids=["comment-met", "comment-new-to-the-process"])
 def test_rows_read_before_a_flush_wrote_to_them_do_not_make_the_state(redis_url, raw_redis, monkeypatch, place_known):
     """The state is lost (evicted) while actions wait in the stream; a like reads the rows, and
@@ -268,8 +320,8 @@ def test_rows_read_before_a_flush_wrote_to_them_do_not_make_the_state(redis_url,
     real_read = state_sync.read_rows
     meddled: list = []
 
-    def read_then_meddle(comment_id):
-        rows = real_read(comment_id)
+    def read_then_meddle(comment_id, **options):
+        rows = real_read(comment_id, **options)
         if not meddled:
             meddled.append(1)
             if place_known:
