@@ -187,6 +187,7 @@ def test_a_subject_state_change_reaches_the_cached_page(client_for, subject, mod
 def hot_flat_page(api, subject, settings) -> Comment:
     """A subject of one comment whose flat page has just become hot in this process."""
     settings.COMMENTS_HOT_PAGE_READS = 3
+    settings.COMMENTS_HOT_PAGE_SECONDS = 60  # a slow run must not see the copy expire midway
     comment = CommentFactory(subject=subject)
     for _ in range(3):
         page(api, subject, mode="flat")
@@ -234,6 +235,7 @@ def test_a_hot_page_is_answered_before_drf_as_drf_answers_it(api, subject, setti
     from comments.api import views
 
     settings.COMMENTS_HOT_PAGE_READS = 3
+    settings.COMMENTS_HOT_PAGE_SECONDS = 60  # a slow run must not see the copy expire midway
     CommentFactory(subject=subject)
     url, query = f"{API}/subjects/{subject.pk}/comments", {"limit": 20, "mode": "flat"}
     through_drf = api.get(url, query)
