@@ -70,6 +70,8 @@ HOT_MIX_RATIO = 0.8
 WIDGET_RATIO = 0.3
 WRITE_RATIO = 0.5
 WALK_SECONDS = 10.0
+READER_WALK_PAGES = 200
+READER_PAUSE = 0.03
 RSS_RATIO = 1.5
 
 DEEP_PAGE = 996
@@ -468,9 +470,10 @@ def fetch(port: int, method: str, path: str, headers: dict | None = None, body: 
             conn.close()
 
 
-def walk(port: int, path: str, params: dict, pages: int | None = None) -> Walk:
+def walk(port: int, path: str, params: dict, pages: int | None = None, pause: float = 0.0) -> Walk:
     """Follow ``next_cursor`` from page 1, one request after the other on one keep-alive
-    connection, for ``pages`` pages or to the end of the list."""
+    connection, for ``pages`` pages or to the end of the list, waiting ``pause`` seconds after
+    each page (a reader reading it)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     latencies: list[float]
     latencies, queries, hits, misses = [], 0, 0, 0
@@ -490,6 +493,7 @@ def walk(port: int, path: str, params: dict, pages: int | None = None) -> Walk:
             last, cursor = cursor, json.loads(body)["next_cursor"]
             if cursor is None:
                 break
+            time.sleep(pause)
     finally:
         conn.close()
     return Walk(len(latencies), time.perf_counter() - started, latencies, queries, hits, misses, last, cursor)
@@ -1038,13 +1042,26 @@ class HttpBench:
                 row.ok = row.ratio >= load.target
             self.rows.append(row)
 
-    def measure_walk(self, title: str, path: str, params: dict, target_seconds: float | None) -> None:
-        """A whole list walked by cursor, cold (server restarted, cache emptied) then warm."""
+    def measure_walk(
+        self,
+        title: str,
+        path: str,
+        params: dict,
+        target_seconds: float | None,
+        *,
+        pages: int | None = None,
+        pause: float = 0.0,
+        phases: tuple[str, ...] = ("cold", "warm"),
+    ) -> None:
+        """A list walked by cursor (``pages`` pages, or the whole list), cold (server restarted,
+        cache emptied) then warm; ``pause``: seconds the client waits after each page."""
         request = f"GET {path}?{urlencode(params)} by cursor, sequentially, one client"
+        if pause:
+            request += f", {pause * 1000:g} ms after each page"
         self.restart(cold=True)
-        for phase in ("cold", "warm"):
+        for phase in phases:
             try:
-                result = walk(self.server.port, path, params)
+                result = walk(self.server.port, path, params, pages=pages, pause=pause)
             except (ScenarioAborted, OSError) as exc:
                 log(f"  {title}: NOT RUN: {exc}")
                 self.rows.append(Row(title, request, phase, None, note=f"not run: {exc}"))
@@ -1129,6 +1146,17 @@ class HttpBench:
                 self.rows.append(Row(key, "", "", None, note="not run: the walk to its deep page failed"))
         log("bench: whole walks by cursor")
         self.measure_walk("whole walk: the subject, flat, limit 100", lst, {"mode": "flat", "limit": 100}, WALK_SECONDS)
+        # A reader who reads each page before asking for the next: what building it ahead is for.
+        self.measure_walk(
+            f"reader's walk: the subject's first {READER_WALK_PAGES} pages, flat, limit 100, "
+            f"{READER_PAUSE * 1000:g} ms reading each",
+            lst,
+            {"mode": "flat", "limit": 100},
+            None,
+            pages=READER_WALK_PAGES,
+            pause=READER_PAUSE,
+            phases=("cold",),
+        )
         if not quick:
             replies = f"/api/v1/comments/{self.biggest_thread.pk}/replies"
             self.measure_walk(
@@ -1433,6 +1461,10 @@ def render(bench: HttpBench, info: dict, started: datetime, took: float, notes: 
             for mode, (page, note) in f.get("deep", {}).items()
         )
         + ".",
+        "- **walks**: one Python client follows `next_cursor` on one keep-alive connection. The whole walk asks for "
+        "each page the moment it has the one before; the reader's walk waits "
+        f"{READER_PAUSE * 1000:g} ms after each page, as a reader reading it, which leaves the server time to build "
+        "the next page ahead (`COMMENTS_PAGE_PRELOAD`).",
         f"- **likes**: {LIKERS_PER_RUN} bench users per run (users who like nothing of the subject), each wrk thread "
         "with its own half; each (user, comment) pair is liked, then unliked on its next turn. Hot: comment of rank k "
         f"by like count chosen with weight 1/k^{ZIPF_EXPONENT:g}; uniform: any published public comment. The like "

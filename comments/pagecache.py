@@ -29,6 +29,14 @@ process's copies of a subject go at once. A hot copy of a page is gzip-compresse
 first time a reader who accepts gzip asks for it, and every such reader gets those bytes: a
 first page of 51 KB of JSON travels as 5.5.
 
+**Preloading.** A reader who follows a cursor is walking a list: when such a reader is served a
+page that this process built, or built ahead, the page after it is built ahead by a background
+thread of the process (``Preloads``) while the reader reads this one, and a reader who asks for a
+page this process is building ahead waits for that build instead of making another. At most
+``PRELOADS_BUILDING`` pages are built ahead at once per process; an offer beyond is dropped. A page
+read from the cache, as a hot subject's pages are by everyone after the first reader, leads on to
+nothing, and neither does a first page (most readers read no further).
+
 **Failure.** A cache that does not answer is treated as a miss and left alone for
 ``COMMENTS_CACHE_RETRY`` seconds (``sharedcache``): pages come from the database, slower, and
 nothing fails.
@@ -44,15 +52,19 @@ from __future__ import annotations
 import gzip as gzip_module
 import hashlib
 import logging
+import os
 import secrets
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import close_old_connections, connections
 
 from . import cachestats, replicas, sharedcache
 from .exceptions import DATABASE_UNAVAILABLE
@@ -68,6 +80,12 @@ FLIGHT_SECONDS = 5
 # How long a reader that lost the flight waits for the winner's entry before building it itself.
 FLIGHT_WAIT_SECONDS = 0.25
 FLIGHT_POLL_SECONDS = 0.005
+# Pages a process builds ahead at once, at most (one thread builds them, one after the other).
+PRELOADS_BUILDING = 2
+# Pages built ahead and not yet asked for that a process keeps track of, at most.
+PRELOADS_KEPT = 16
+# How long a reader waits for this process's build of the page it asks for.
+PRELOAD_WAIT_SECONDS = 1.0
 
 
 # --- keys ----------------------------------------------------------------------------------
@@ -124,6 +142,7 @@ def reset() -> None:
     """Forget an outage and every hot copy (tests)."""
     sharedcache.reset()
     hot.clear()
+    preloads.stop()
 
 
 # --- versions --------------------------------------------------------------------------------
@@ -182,6 +201,7 @@ class Read(NamedTuple):
     entry: Any  # bytes of an API page, str of the widget's HTML
     cached: bool  # from a cache, not built by this reader
     stale: bool = False  # an older version, served because the database could not rebuild it
+    preloaded: bool = False  # built ahead by this process (``Preloads``), for this reader
 
 
 def shared_entry(
@@ -204,6 +224,12 @@ def shared_entry(
     found = _guarded(lambda: cache.get_many([vkey, key]), {})
     token = _current_token(subject_id, found.get(vkey))
     held = found.get(key)
+    # Built ahead by this process (perhaps still being built): this reader leads on to the next.
+    ahead = preloads.take(key, token)
+    if ahead is not None:
+        cachestats.hit()
+        hot.offer(subject_id, key, ahead, counted=not fresh)
+        return Read(ahead, True, preloaded=True)
     if held is not None and held[0] == token:
         cachestats.hit()
         hot.offer(subject_id, key, held[1], counted=not fresh)
@@ -245,6 +271,93 @@ def _wait_for(key: str, token: str):
         if not _usable():
             return None
     return None
+
+
+# --- pages built ahead in this process -----------------------------------------------------
+
+
+class Preloads:
+    """Pages built ahead by one background thread of this process (see *Preloading* above).
+
+    A page built ahead goes to the shared cache as any other, under the subject's token read
+    before its rows (so a write meanwhile leaves it unused), and is kept here for the reader of
+    this process who asks for it next. The thread reads on a database connection of its own,
+    renewed as a request's is (``CONN_MAX_AGE``, health checks)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._builds: OrderedDict[str, Future] = OrderedDict()
+        self._executor: ThreadPoolExecutor | None = None
+        self._pid = 0
+
+    def offer(self, subject_id: int, variant: str, build: Callable[[], object]) -> bool:
+        """Build the page ``variant`` of the subject ahead, unless this process is already
+        building (or has built) it, or is building ``PRELOADS_BUILDING`` pages; whether it will."""
+        if not settings.COMMENTS_PAGE_PRELOAD or not _usable():
+            return False
+        key = entry_key(subject_id, variant)
+        with self._lock:
+            if key in self._builds or sum(not f.done() for f in self._builds.values()) >= PRELOADS_BUILDING:
+                return False
+            while len(self._builds) >= PRELOADS_KEPT:
+                self._builds.popitem(last=False)
+            if self._executor is None or self._pid != os.getpid():  # none yet, or forked
+                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="page-preload")
+                self._pid = os.getpid()
+            self._builds[key] = self._executor.submit(self._build, subject_id, key, build)
+        return True
+
+    def take(self, key: str, token: str):
+        """The entry of ``key`` this process built ahead under ``token`` (waiting for a build
+        under way), or None."""
+        with self._lock:
+            future = self._builds.pop(key, None)
+        if future is None:
+            return None
+        try:
+            built = future.result(timeout=PRELOAD_WAIT_SECONDS)
+        except FutureTimeout:
+            return None
+        return built[1] if built is not None and built[0] == token else None
+
+    def stop(self) -> None:
+        """Let the builds under way finish, forget them, and stop the thread, closing its
+        database connections (tests; the next offer starts a new thread)."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+            self._builds.clear()
+        if executor is not None:
+            executor.submit(connections.close_all).result()
+            executor.shutdown()
+
+    @staticmethod
+    def _build(subject_id: int, key: str, build: Callable[[], object]) -> tuple[str, Any] | None:
+        """``(token, entry)`` of the page, from the shared cache or built; None when another
+        process is building it or the build failed (the reader then goes the usual way)."""
+        close_old_connections()
+        try:
+            vkey = version_key(subject_id)
+            found = _guarded(lambda: cache.get_many([vkey, key]), {})
+            token = _current_token(subject_id, found.get(vkey))
+            held = found.get(key)
+            if held is not None and held[0] == token:
+                return held
+            flight = _flight_key(key)
+            if not _guarded(lambda: cache.add(flight, 1, timeout=FLIGHT_SECONDS), False):
+                return None
+            try:
+                with replicas.current_reads():
+                    entry = build()
+            finally:
+                _guarded(lambda: cache.delete(flight))
+            _guarded(lambda: cache.set(key, (token, entry), timeout=settings.COMMENTS_PAGE_CACHE_TTL))
+            return token, entry
+        except Exception:
+            logger.warning("building subject %s's page %s ahead failed", subject_id, key, exc_info=True)
+            return None
+
+
+preloads = Preloads()
 
 
 # --- hot copies in this process ------------------------------------------------------------

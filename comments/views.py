@@ -276,7 +276,7 @@ def embed(request: HttpRequest) -> HttpResponse:
                     {**{k: str(v) for k, v in params.items()}, "lang": lang, "theme": theme, "signin": signin}.items()
                 )
             )
-            html, _, stale = pagecache.shared_entry(
+            read = pagecache.shared_entry(
                 subject_id,
                 variant,
                 lambda: _embed_html(
@@ -284,6 +284,7 @@ def embed(request: HttpRequest) -> HttpResponse:
                 ),
                 stale_ok=True,
             )
+            html, stale = read.entry, read.stale
     except serializers.ValidationError as exc:
         with translation.override(lang):
             return _error(request, status=400, message=_validation_message(exc), lang=lang, site=site, theme=theme)

@@ -19,6 +19,26 @@ def _page_json(page: Page) -> bytes:
     return encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
 
 
+_NEXT_CURSOR = b',"next_cursor":'
+
+
+def _next_cursor(entry: bytes) -> str | None:
+    """The ``next_cursor`` of a page's JSON, the last member ``_page_json`` writes: read from
+    the tail rather than by decoding the whole page."""
+    at = entry.rfind(_NEXT_CURSOR)
+    return None if at < 0 else encoding.loads(entry[at + len(_NEXT_CURSOR) : -1])
+
+
+def _variant(options: dict[str, Any]) -> str:
+    """What shapes a page of a subject besides the subject: its key in the page cache."""
+    o = options
+    return f"api:{o['mode'] or ''}:{o['sort'] or ''}:{o['limit']}:{o['replies']}:{o['cursor'] or ''}"
+
+
+def _public_page(subject_id: int, options: dict[str, Any]) -> bytes:
+    return _page_json(modes.list_comments(*subject_for_viewer(subject_id, None), **options))
+
+
 def hot_list_page(subject_id: int, query_string: str, *, gzip: bool = False) -> tuple[bytes, bool] | None:
     """An anonymous reader's page of a hot subject from this process's memory, found by the
     request's raw query string, before the query is validated (it was, when the copy was kept
@@ -50,16 +70,13 @@ def list_comments_json(
     if not pagecache.enabled():
         subject, viewer = subject_for_viewer(subject_id, user)
         return pagecache.Read(_page_json(modes.list_comments(subject, viewer, **options)), False)
-    variant = f"api:{mode or ''}:{sort or ''}:{limit}:{replies}:{cursor or ''}"
+    variant = _variant(options)
     if user is None:
-        read = pagecache.shared_entry(
-            subject_id,
-            variant,
-            lambda: _page_json(modes.list_comments(*subject_for_viewer(subject_id, None), **options)),
-            stale_ok=True,
-        )
+        read = pagecache.shared_entry(subject_id, variant, lambda: _public_page(subject_id, options), stale_ok=True)
         if not read.stale:
             pagecache.keep_request_copy(subject_id, query_string, read.entry)
+            if cursor and (read.preloaded or not read.cached):
+                _preload_next_page(subject_id, read.entry, options)
         return read
     subject, viewer = subject_for_viewer(subject_id, user)
     if viewer.is_moderator or viewer.sees_private:
@@ -79,6 +96,15 @@ def list_comments_json(
     if not read.cached:
         return pagecache.Read(own[0], False)
     return pagecache.Read(_with_viewer_likes(read.entry, subject_id, viewer), True)
+
+
+def _preload_next_page(subject_id: int, entry: bytes, options: dict[str, Any]) -> None:
+    """The reader followed a cursor to ``entry``, a page this process built: they are walking
+    the list, so build the page after it while they read this one (``pagecache.Preloads``)."""
+    next_cursor = _next_cursor(entry)
+    if next_cursor is not None:
+        following = dict(options, cursor=next_cursor)
+        pagecache.preloads.offer(subject_id, _variant(following), lambda: _public_page(subject_id, following))
 
 
 def _each_comment(items: list[dict]):

@@ -15,7 +15,7 @@ import pytest
 from django.core.cache import cache
 from django.db import connection
 
-from comments import cachestats, pagecache, queries, services
+from comments import cachestats, encoding, pagecache, queries, services
 from comments.models import Comment, Status, Visibility
 
 from ..api.conftest import API
@@ -359,3 +359,86 @@ def test_a_hot_page_is_answered_by_its_raw_query_until_the_subject_changes(
         newer = CommentFactory(subject=subject)
     assert ids(page(api, subject, mode="flat")) == [comment.pk, newer.pk]
     assert validations == [1]
+
+
+# --- pages built ahead -------------------------------------------------------------------------
+
+
+def walk_page(subject, cursor=None) -> dict:
+    """An anonymous reader's flat page of two, as the API view reads it."""
+    read = queries.list_comments_json(subject.pk, None, mode="flat", sort=None, limit=2, cursor=cursor, replies=3)
+    return encoding.loads(read.entry)
+
+
+def builds_ahead_done() -> None:
+    """Wait for this process's pages built ahead (the builds are the test's subject, not its
+    timing)."""
+    for future in list(pagecache.preloads._builds.values()):
+        future.result(timeout=10)
+
+
+@pytest.fixture
+def preloading(settings):
+    settings.COMMENTS_PAGE_PRELOAD = True
+    yield
+    pagecache.preloads.stop()  # no build outlives the test's rows, nor its connection the test
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reader_who_follows_a_cursor_gets_the_next_page_built_ahead(subject, preloading, django_assert_num_queries):
+    comments = CommentFactory.create_batch(6, subject=subject)
+    first = walk_page(subject)
+    with Hits() as second_read:
+        second = walk_page(subject, first["next_cursor"])
+    assert (second_read.hits, second_read.misses) == (0, 1)
+    builds_ahead_done()
+
+    with django_assert_num_queries(0), Hits() as third_read:
+        third = walk_page(subject, second["next_cursor"])
+
+    assert (third_read.hits, third_read.misses) == (1, 0)  # before: a miss, built by this reader
+    assert ids(first["items"] + second["items"] + third["items"]) == [c.pk for c in comments]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_first_page_leads_to_no_page_built_ahead(subject, preloading):
+    CommentFactory.create_batch(4, subject=subject)
+    first = walk_page(subject)
+    builds_ahead_done()
+    with Hits() as second_read:
+        walk_page(subject, first["next_cursor"])
+    assert (second_read.hits, second_read.misses) == (0, 1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_page_built_ahead_before_a_write_is_not_served_after_it(subject, preloading):
+    comments = CommentFactory.create_batch(5, subject=subject)
+    second = walk_page(subject, walk_page(subject)["next_cursor"])
+    builds_ahead_done()  # the third page, [5], is built ahead
+
+    new = services.comment_create(subject=subject, author=UserFactory(), body="late words")
+
+    assert ids(walk_page(subject, second["next_cursor"])["items"]) == [comments[4].pk, new.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_process_builds_at_most_a_few_pages_ahead_at_once(subject, preloading):
+    release = threading.Event()
+    built = []
+
+    def blocked_build(n):
+        def build():
+            release.wait(10)
+            built.append(n)
+            return b"{}"
+
+        return build
+
+    offered = [pagecache.preloads.offer(subject.pk, f"v{n}", blocked_build(n)) for n in range(4)]
+    again = pagecache.preloads.offer(subject.pk, "v0", blocked_build(0))
+    release.set()
+    builds_ahead_done()
+
+    assert offered == [True] * pagecache.PRELOADS_BUILDING + [False] * (4 - pagecache.PRELOADS_BUILDING)
+    assert again is False  # already being built
+    assert sorted(built) == list(range(pagecache.PRELOADS_BUILDING))
