@@ -70,6 +70,7 @@ HOT_MIX_RATIO = 0.8
 WIDGET_RATIO = 0.3
 WRITE_RATIO = 0.5
 WALK_SECONDS = 10.0
+LIKE_LOADS = ("like_hot", "like_uniform")
 READER_WALK_PAGES = 200
 READER_PAUSE = 0.03
 RSS_RATIO = 1.5
@@ -693,7 +694,6 @@ class HttpBench:
         from the same state."""
         from django.db import connection, transaction
 
-        from likes import keys
         from likes.services import like_counts_reconcile
 
         started = time.perf_counter()
@@ -705,11 +705,7 @@ class HttpBench:
             )
             deleted = cursor.rowcount
         fixed = like_counts_reconcile(subject_id=self.subject.pk)
-        drop_states(self.likes_admin, self.subject.pk)
-        # And the flush's minute-long memory of the comments it wrote: wrk's seeds are fixed, so
-        # a run replays the last one's comments, whose first likes it would otherwise send
-        # through the careful load when it starts within that minute.
-        self.likes_admin.delete(keys.written(self.subject.pk))
+        self.drop_like_states()
         log(
             f"bench: likes reset in {time.perf_counter() - started:.1f} s ({flushed} queued actions flushed, "
             f"{deleted} like rows of the bench likers deleted, {fixed} like counts recomputed)"
@@ -880,13 +876,28 @@ class HttpBench:
         self.memory.append((label, self.served, server.worker_memory()))
         server.stop()
 
-    def restart(self, *, cold: bool) -> None:
-        """A new server; ``cold``: the cache's Redis database emptied (FLUSHDB) before it starts."""
+    def drop_like_states(self) -> None:
+        """The subject's like states dropped from Redis, after every queued action was flushed:
+        a comment's next like or likers page loads its state from the rows."""
+        from likes import keys
+
+        drain(self.likes_redis)
+        drop_states(self.likes_admin, self.subject.pk)
+        # And the flush's minute-long memory of the comments it wrote: wrk's seeds are fixed, so
+        # a run replays the last one's comments, whose first likes it would otherwise send
+        # through the careful load when it starts within that minute.
+        self.likes_admin.delete(keys.written(self.subject.pk))
+
+    def restart(self, *, cold: bool, like_states: bool = False) -> None:
+        """A new server; ``cold``: the cache's Redis database emptied (FLUSHDB) before it starts,
+        and with ``like_states`` the subject's like states dropped too."""
         if self.server is not None:
             self.stop_server(self.server, "gthread")
             self.server = None
         if cold:
             self.cache.flushdb()
+            if like_states:
+                self.drop_like_states()
         self.server = self.new_server()
         self.served = ""
 
@@ -1014,7 +1025,7 @@ class HttpBench:
         runs = []
         try:
             if cold:
-                self.restart(cold=True)
+                self.restart(cold=True, like_states=load.key in LIKE_LOADS)
             for phase in phases:
                 runs.append(self.run(load, phase))
         except RuntimeError as exc:
@@ -1172,13 +1183,13 @@ class HttpBench:
     def run_writes(self, loads: dict[str, Load], quick: bool) -> None:
         log("bench: writes (the Celery worker flushing likes and checking posts meanwhile)")
         for key in ["like_hot", "post"] if quick else ["like_hot", "like_uniform", "post", "post_spread"]:
-            self.measure(loads[key], cold=False)
+            self.measure(loads[key], cold=key in LIKE_LOADS)
         self.stop_server(self.server, "gthread")
         self.server = None
 
     def run_only(self, keys: list[str]) -> None:
-        """The scenarios named, each measured as the full run measures it (reads cold then
-        warm, writes once), with their floors before and after."""
+        """The scenarios named, each measured as the full run measures it (reads and likes cold
+        then warm, posts once), with their floors before and after."""
         self.floor_loads = self.floors()
         self.restart(cold=False)
         loads = self.loads({})
@@ -1186,7 +1197,7 @@ class HttpBench:
         if unknown:
             raise SystemExit(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(loads)}")
         for key in keys:
-            self.measure(loads[key], cold=loads[key].method == "GET")
+            self.measure(loads[key], cold=loads[key].method == "GET" or key in LIKE_LOADS)
 
     def run_sync_comparison(self, loads: dict[str, Load]) -> None:
         """The main scenarios on two servers side by side, the config's gthread workers and plain
@@ -1453,8 +1464,10 @@ def render(bench: HttpBench, info: dict, started: datetime, took: float, notes: 
         "hits / (hits + misses); – when the caches were not consulted.",
         "- **cold**: the cache's Redis database (`REDIS_URL`) emptied with FLUSHDB and the server restarted, so its "
         "process-local caches are empty; **warm**: the next run, same server. The likes' Redis database is never "
-        "flushed; the subject's like states are dropped once at the start (likes put back as seeded), so the first "
-        "likers page and the first like of each comment load its state from PostgreSQL.",
+        "flushed; the subject's like states are dropped at the start (likes put back as seeded) and before each "
+        "like scenario's cold run, so the first likers page and the first like of each comment load its state from "
+        "PostgreSQL. A like scenario's warm run replays the cold run's comments (wrk's seed is fixed), whose states "
+        "the cold run loaded.",
         "- **deep pages**: cursors found by walking `next_cursor` from page 1 with a Python client; "
         + "; ".join(
             f"{mode.replace('_', '-')}: page {page:,}" + (f" ({note})" if note else "")
