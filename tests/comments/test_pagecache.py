@@ -386,7 +386,7 @@ def preloading(settings):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_reader_who_follows_a_cursor_gets_the_next_page_built_ahead(subject, preloading, django_assert_num_queries):
-    comments = CommentFactory.create_batch(6, subject=subject)
+    comments = [CommentFactory(subject=subject) for _ in range(6)]
     first = walk_page(subject)
     with Hits() as second_read:
         second = walk_page(subject, first["next_cursor"])
@@ -402,7 +402,7 @@ def test_a_reader_who_follows_a_cursor_gets_the_next_page_built_ahead(subject, p
 
 @pytest.mark.django_db(transaction=True)
 def test_a_first_page_leads_to_no_page_built_ahead(subject, preloading):
-    CommentFactory.create_batch(4, subject=subject)
+    [CommentFactory(subject=subject) for _ in range(4)]
     first = walk_page(subject)
     builds_ahead_done()
     with Hits() as second_read:
@@ -412,7 +412,7 @@ def test_a_first_page_leads_to_no_page_built_ahead(subject, preloading):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_page_built_ahead_before_a_write_is_not_served_after_it(subject, preloading):
-    comments = CommentFactory.create_batch(5, subject=subject)
+    comments = [CommentFactory(subject=subject) for _ in range(5)]
     second = walk_page(subject, walk_page(subject)["next_cursor"])
     builds_ahead_done()  # the third page, [5], is built ahead
 
