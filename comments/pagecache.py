@@ -220,10 +220,7 @@ def shared_entry(
     if not _usable():
         cachestats.miss()
         return Read(build(), False)
-    vkey = version_key(subject_id)
-    found = _guarded(lambda: cache.get_many([vkey, key]), {})
-    token = _current_token(subject_id, found.get(vkey))
-    held = found.get(key)
+    token, held = _lookup(subject_id, key)
     # Built ahead by this process (perhaps still being built): this reader leads on to the next.
     ahead = preloads.take(key, token)
     if ahead is not None:
@@ -235,8 +232,7 @@ def shared_entry(
         hot.offer(subject_id, key, held[1], counted=not fresh)
         return Read(held[1], True)
     cachestats.miss()
-    flight = _flight_key(key)
-    won = _guarded(lambda: cache.add(flight, 1, timeout=FLIGHT_SECONDS), True)
+    won = _take_flight(key, unknown=True)
     if not won:
         if stale_ok and held is not None:
             return Read(held[1], True)
@@ -244,10 +240,7 @@ def shared_entry(
         if waited is not None:
             return Read(waited, True)
     try:
-        # The entry will be every reader's until the next write: it must hold every write made
-        # before it (a replica that has replayed them all, else the primary).
-        with replicas.current_reads():
-            entry = build()
+        entry = _build_current(build)
     except DATABASE_UNAVAILABLE:
         if stale_ok and held is not None:
             logger.warning("database unavailable: serving subject %s's page %s stale", subject_id, key)
@@ -255,10 +248,38 @@ def shared_entry(
         raise
     finally:
         if won:
-            _guarded(lambda: cache.delete(flight))
-    _guarded(lambda: cache.set(key, (token, entry), timeout=settings.COMMENTS_PAGE_CACHE_TTL))
+            _end_flight(key)
+    _keep(key, token, entry)
     hot.offer(subject_id, key, entry, counted=not fresh)
     return Read(entry, False)
+
+
+def _lookup(subject_id: int, key: str) -> tuple[str, Any]:
+    """The subject's token and what the shared cache holds under ``key`` (``(token, entry)`` or
+    None), in one round trip."""
+    vkey = version_key(subject_id)
+    found = _guarded(lambda: cache.get_many([vkey, key]), {})
+    return _current_token(subject_id, found.get(vkey)), found.get(key)
+
+
+def _take_flight(key: str, *, unknown: bool) -> bool:
+    """Take the rebuild flag of ``key``; ``unknown``: the answer when the cache does not say."""
+    return _guarded(lambda: cache.add(_flight_key(key), 1, timeout=FLIGHT_SECONDS), unknown)
+
+
+def _end_flight(key: str) -> None:
+    _guarded(lambda: cache.delete(_flight_key(key)))
+
+
+def _build_current(build: Callable[[], object]):
+    # The entry will be every reader's until the next write: it must hold every write made
+    # before it (a replica that has replayed them all, else the primary).
+    with replicas.current_reads():
+        return build()
+
+
+def _keep(key: str, token: str, entry) -> None:
+    _guarded(lambda: cache.set(key, (token, entry), timeout=settings.COMMENTS_PAGE_CACHE_TTL))
 
 
 def _wait_for(key: str, token: str):
@@ -336,21 +357,16 @@ class Preloads:
         process is building it or the build failed (the reader then goes the usual way)."""
         close_old_connections()
         try:
-            vkey = version_key(subject_id)
-            found = _guarded(lambda: cache.get_many([vkey, key]), {})
-            token = _current_token(subject_id, found.get(vkey))
-            held = found.get(key)
+            token, held = _lookup(subject_id, key)
             if held is not None and held[0] == token:
                 return held
-            flight = _flight_key(key)
-            if not _guarded(lambda: cache.add(flight, 1, timeout=FLIGHT_SECONDS), False):
+            if not _take_flight(key, unknown=False):
                 return None
             try:
-                with replicas.current_reads():
-                    entry = build()
+                entry = _build_current(build)
             finally:
-                _guarded(lambda: cache.delete(flight))
-            _guarded(lambda: cache.set(key, (token, entry), timeout=settings.COMMENTS_PAGE_CACHE_TTL))
+                _end_flight(key)
+            _keep(key, token, entry)
             return token, entry
         except Exception:
             logger.warning("building subject %s's page %s ahead failed", subject_id, key, exc_info=True)

@@ -31,8 +31,8 @@ def _next_cursor(entry: bytes) -> str | None:
 
 def _variant(options: dict[str, Any]) -> str:
     """What shapes a page of a subject besides the subject: its key in the page cache."""
-    o = options
-    return f"api:{o['mode'] or ''}:{o['sort'] or ''}:{o['limit']}:{o['replies']}:{o['cursor'] or ''}"
+    mode, sort, cursor = (options[name] or "" for name in ("mode", "sort", "cursor"))
+    return f"api:{mode}:{sort}:{options['limit']}:{options['replies']}:{cursor}"
 
 
 def _public_page(subject_id: int, options: dict[str, Any]) -> bytes:
