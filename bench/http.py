@@ -877,11 +877,10 @@ class HttpBench:
         server.stop()
 
     def drop_like_states(self) -> None:
-        """The subject's like states dropped from Redis, after every queued action was flushed:
-        a comment's next like or likers page loads its state from the rows."""
+        """The subject's like states dropped from Redis (every queued action flushed first, by
+        the caller): a comment's next like or likers page loads its state from the rows."""
         from likes import keys
 
-        drain(self.likes_redis)
         drop_states(self.likes_admin, self.subject.pk)
         # And the flush's minute-long memory of the comments it wrote: wrk's seeds are fixed, so
         # a run replays the last one's comments, whose first likes it would otherwise send
@@ -897,6 +896,7 @@ class HttpBench:
         if cold:
             self.cache.flushdb()
             if like_states:
+                drain(self.likes_redis)
                 self.drop_like_states()
         self.server = self.new_server()
         self.served = ""
