@@ -237,11 +237,27 @@ AUTHOR_AND_TARGET = (
     *_columns("ta", _FACE_NAMES),
 )
 LIST_COLUMNS = (*_ROW, *AUTHOR_AND_TARGET)
-_JOINS = (
-    f" LEFT JOIN {_USER} a ON a.id = c.author_id"
-    f" LEFT JOIN {_COMMENT} t ON t.id = c.reply_to_id AND t.subject_id = c.subject_id"
-    f" LEFT JOIN {_USER} ta ON ta.id = t.author_id"
-)
+
+
+def _face_join(alias: str, user_id: str, vendor: str) -> str:
+    """The face of the user ``user_id`` names, joined to each row as ``alias``. PostgreSQL: a
+    lookup by primary key per row (LATERAL, kept a lookup by ``OFFSET 0``). Joined as a set, the
+    users of a small site (1,800 in the benchmark) were hashed whole for a page of 100 rows, a
+    scan that cost a third of the statement."""
+    if vendor != "postgresql":
+        return f" LEFT JOIN {_USER} {alias} ON {alias}.id = {user_id}"
+    face = ", ".join(f"u.{connection.ops.quote_name(name)}" for name in _FACE_NAMES)
+    return f" LEFT JOIN LATERAL (SELECT {face} FROM {_USER} u WHERE u.id = {user_id} OFFSET 0) {alias} ON TRUE"
+
+
+@functools.cache
+def _joins(vendor: str) -> str:
+    """The joins of ``AUTHOR_AND_TARGET`` to ``comment_index c``."""
+    return (
+        _face_join("a", "c.author_id", vendor)
+        + f" LEFT JOIN {_COMMENT} t ON t.id = c.reply_to_id AND t.subject_id = c.subject_id"
+        + _face_join("ta", "t.author_id", vendor)
+    )
 
 
 def columns_sql(columns) -> str:
@@ -294,9 +310,9 @@ def fetch(where: Sql, *, order: tuple[tuple[str, str], ...] = (), limit: int | N
         raise TypeError("fetch takes an Sql condition")
     ordered = f" ORDER BY {order_sql(order)}" if order else ""
     if limit is None:
-        sql = f"{_LIST_SELECT}{_COMMENT} c{_JOINS} WHERE {where.text}{ordered}"
+        sql = f"{_LIST_SELECT}{_COMMENT} c{_joins(connection.vendor)} WHERE {where.text}{ordered}"
     else:
-        sql = f"{_LIST_SELECT}(SELECT * FROM {_COMMENT} c WHERE {where.text}{ordered} LIMIT {int(limit)}) c{_JOINS}{ordered}"
+        sql = f"{_LIST_SELECT}(SELECT * FROM {_COMMENT} c WHERE {where.text}{ordered} LIMIT {int(limit)}) c{_joins(connection.vendor)}{ordered}"
     with replicas.read_connection().cursor() as cursor:
         cursor.execute(sql, list(where.params))
         return [_row(r) for r in cursor.fetchall()]
