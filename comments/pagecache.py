@@ -30,12 +30,14 @@ first time a reader who accepts gzip asks for it, and every such reader gets tho
 first page of 51 KB of JSON travels as 5.5.
 
 **Preloading.** A reader who follows a cursor is walking a list: when such a reader is served a
-page that this process built, or built ahead, the page after it is built ahead by a background
-thread of the process (``Preloads``) while the reader reads this one, and a reader who asks for a
-page this process is building ahead waits for that build instead of making another. At most
-``PRELOADS_BUILDING`` pages are built ahead at once per process; an offer beyond is dropped. A page
-read from the cache, as a hot subject's pages are by everyone after the first reader, leads on to
-nothing, and neither does a first page (most readers read no further).
+page that this process built, the pages after it are built ahead by a background thread of the
+process (``Preloads``) while the reader reads this one, at most ``PRELOAD_DEPTH`` pages beyond the
+last one the reader took, so that a reader who reads on finds each next page built. A reader who
+asks for a page this process built ahead (or is building) gets it after reading only the subject's
+token, and the walk goes on one page further. At most ``PRELOADS_BUILDING`` pages are built ahead
+at once per process; a build beyond waits for the reader's next page. A page read from the cache,
+as a hot subject's pages are by everyone after the first reader, leads on to nothing, and neither
+does a first page (most readers read no further).
 
 **Failure.** A cache that does not answer is treated as a miss and left alone for
 ``COMMENTS_CACHE_RETRY`` seconds (``sharedcache``): pages come from the database, slower, and
@@ -60,7 +62,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeAlias
 
 from django.conf import settings
 from django.core.cache import cache
@@ -68,8 +70,12 @@ from django.db import close_old_connections, connections
 
 from . import cachestats, replicas, sharedcache
 from .exceptions import DATABASE_UNAVAILABLE
+from .redislink import round_trip
 
 logger = logging.getLogger("comments.cache")
+
+# What names the page after a page's entry, and builds it: ``(variant, build)``, or None.
+Follow: TypeAlias = Callable[[Any], "tuple[str, Callable[[], object]] | None"]
 
 # A hot copy is compressed at most once per COMMENTS_HOT_PAGE_SECONDS: the default level's
 # smaller output is worth its time.
@@ -82,6 +88,12 @@ FLIGHT_WAIT_SECONDS = 0.25
 FLIGHT_POLL_SECONDS = 0.005
 # Pages a process builds ahead at once, at most (one thread builds them, one after the other).
 PRELOADS_BUILDING = 2
+# Pages a reader's walk is built ahead of the reader, at most: two, so that the thread builds
+# one while the reader's request takes the other, and is not left waiting for the request.
+PRELOAD_DEPTH = 2
+# A build ahead checks its database connection (as a request does) only when the thread has
+# been idle this long: a walk's builds follow each other closely.
+PRELOAD_CONNECTION_CHECK_SECONDS = 1.0
 # Pages built ahead and not yet asked for that a process keeps track of, at most.
 PRELOADS_KEPT = 16
 # How long a reader waits for this process's build of the page it asks for.
@@ -201,7 +213,6 @@ class Read(NamedTuple):
     entry: Any  # bytes of an API page, str of the widget's HTML
     cached: bool  # from a cache, not built by this reader
     stale: bool = False  # an older version, served because the database could not rebuild it
-    preloaded: bool = False  # built ahead by this process (``Preloads``), for this reader
 
 
 def shared_entry(
@@ -220,13 +231,15 @@ def shared_entry(
     if not _usable():
         cachestats.miss()
         return Read(build(), False)
+    if preloads.holds(key):
+        # Built ahead by this process (perhaps still being built): only the token is read, not
+        # the entry the build kept.
+        ahead = preloads.take(key, _token(subject_id))
+        if ahead is not None:
+            cachestats.hit()
+            hot.offer(subject_id, key, ahead, counted=not fresh)
+            return Read(ahead, True)
     token, held = _lookup(subject_id, key)
-    # Built ahead by this process (perhaps still being built): this reader leads on to the next.
-    ahead = preloads.take(key, token)
-    if ahead is not None:
-        cachestats.hit()
-        hot.offer(subject_id, key, ahead, counted=not fresh)
-        return Read(ahead, True, preloaded=True)
     if held is not None and held[0] == token:
         cachestats.hit()
         hot.offer(subject_id, key, held[1], counted=not fresh)
@@ -241,15 +254,14 @@ def shared_entry(
             return Read(waited, True)
     try:
         entry = _build_current(build)
-    except DATABASE_UNAVAILABLE:
-        if stale_ok and held is not None:
+    except BaseException as exc:
+        if won:
+            _end_flight(key)
+        if isinstance(exc, DATABASE_UNAVAILABLE) and stale_ok and held is not None:
             logger.warning("database unavailable: serving subject %s's page %s stale", subject_id, key)
             return Read(held[1], True, stale=True)
         raise
-    finally:
-        if won:
-            _end_flight(key)
-    _keep(key, token, entry)
+    _keep(key, token, entry, flight=won)
     hot.offer(subject_id, key, entry, counted=not fresh)
     return Read(entry, False)
 
@@ -260,6 +272,10 @@ def _lookup(subject_id: int, key: str) -> tuple[str, Any]:
     vkey = version_key(subject_id)
     found = _guarded(lambda: cache.get_many([vkey, key]), {})
     return _current_token(subject_id, found.get(vkey)), found.get(key)
+
+
+def _token(subject_id: int) -> str:
+    return _current_token(subject_id, _guarded(lambda: cache.get(version_key(subject_id))))
 
 
 def _take_flight(key: str, *, unknown: bool) -> bool:
@@ -278,8 +294,27 @@ def _build_current(build: Callable[[], object]):
         return build()
 
 
-def _keep(key: str, token: str, entry) -> None:
-    _guarded(lambda: cache.set(key, (token, entry), timeout=settings.COMMENTS_PAGE_CACHE_TTL))
+def _keep(key: str, token: str, entry, *, flight: bool) -> None:
+    """Keep the entry built under ``token``; ``flight``: the builder took the rebuild flag, which
+    goes in the same round trip (on Redis: a cold page pays one round trip fewer)."""
+    ttl = settings.COMMENTS_PAGE_CACHE_TTL
+    redis = sharedcache.redis_client() if flight else None
+    if redis is None:
+        _guarded(lambda: cache.set(key, (token, entry), timeout=ttl))
+        if flight:
+            _end_flight(key)
+        return
+    commands = [
+        ("SET", cache.make_key(key), cache.client.encode((token, entry)), "EX", ttl),  # type: ignore[attr-defined]
+        ("DEL", cache.make_key(_flight_key(key))),
+    ]
+
+    def keep_and_land() -> None:
+        for reply in round_trip(redis, commands):
+            if isinstance(reply, Exception):
+                raise reply
+
+    _guarded(keep_and_land)
 
 
 def _wait_for(key: str, token: str):
@@ -297,48 +332,66 @@ def _wait_for(key: str, token: str):
 # --- pages built ahead in this process -----------------------------------------------------
 
 
+class _Walk:
+    """A reader walking a list by cursor, with pages built ahead of them: ``ahead`` pages built
+    (or being built) and not yet taken; ``last``, the last page built, while no build of the
+    walk is under way (None: one is, or the list ended); ``follow(entry)``, the variant of the
+    page after ``entry`` and its build, or None at the end of the list."""
+
+    __slots__ = ("subject_id", "follow", "last", "ahead")
+
+    def __init__(self, subject_id: int, follow: Follow, last: Any) -> None:
+        self.subject_id = subject_id
+        self.follow = follow
+        self.last = last
+        self.ahead = 0
+
+
 class Preloads:
     """Pages built ahead by one background thread of this process (see *Preloading* above).
 
     A page built ahead goes to the shared cache as any other, under the subject's token read
     before its rows (so a write meanwhile leaves it unused), and is kept here for the reader of
     this process who asks for it next. The thread reads on a database connection of its own,
-    renewed as a request's is (``CONN_MAX_AGE``, health checks)."""
+    renewed as a request's is (``CONN_MAX_AGE``, health checks) when it has been idle."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._builds: OrderedDict[str, Future] = OrderedDict()
+        self._builds: OrderedDict[str, tuple[Future, _Walk]] = OrderedDict()
         self._executor: ThreadPoolExecutor | None = None
         self._pid = 0
+        self._last_build = 0.0  # monotonic; only the thread reads and writes it
 
-    def offer(self, subject_id: int, variant: str, build: Callable[[], object]) -> bool:
-        """Build the page ``variant`` of the subject ahead, unless this process is already
-        building (or has built) it, or is building ``PRELOADS_BUILDING`` pages; whether it will."""
+    def offer(self, subject_id: int, entry: Any, follow: Follow) -> bool:
+        """A reader following a cursor was served ``entry``, a page this process built: build
+        the pages after it ahead, at most ``PRELOAD_DEPTH`` beyond the one the reader last took;
+        whether a build starts (not when this process is already building the next page, or
+        ``PRELOADS_BUILDING`` pages)."""
         if not settings.COMMENTS_PAGE_PRELOAD or not _usable():
             return False
-        key = entry_key(subject_id, variant)
         with self._lock:
-            if key in self._builds or sum(not f.done() for f in self._builds.values()) >= PRELOADS_BUILDING:
-                return False
-            while len(self._builds) >= PRELOADS_KEPT:
-                self._builds.popitem(last=False)
-            if self._executor is None or self._pid != os.getpid():  # none yet, or forked
-                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="page-preload")
-                self._pid = os.getpid()
-            self._builds[key] = self._executor.submit(self._build, subject_id, key, build)
-        return True
+            return self._advance(_Walk(subject_id, follow, entry))
+
+    def holds(self, key: str) -> bool:
+        """Whether this process built (or is building) ``key`` ahead, not yet taken."""
+        with self._lock:
+            return key in self._builds
 
     def take(self, key: str, token: str):
         """The entry of ``key`` this process built ahead under ``token`` (waiting for a build
-        under way), or None."""
+        under way), or None; the reader's walk goes on being built ahead."""
         with self._lock:
-            future = self._builds.pop(key, None)
-        if future is None:
+            held = self._builds.pop(key, None)
+        if held is None:
             return None
+        future, walk = held
         try:
             built = future.result(timeout=PRELOAD_WAIT_SECONDS)
         except FutureTimeout:
             return None
+        with self._lock:
+            walk.ahead -= 1
+            self._advance(walk)
         return built[1] if built is not None and built[0] == token else None
 
     def stop(self) -> None:
@@ -351,11 +404,50 @@ class Preloads:
             executor.submit(connections.close_all).result()
             executor.shutdown()
 
+    def _advance(self, walk: _Walk) -> bool:
+        """Start the build of the walk's next page, unless one is under way, the walk is
+        ``PRELOAD_DEPTH`` pages ahead of its reader, its list ended, the page is being built
+        already, or this process builds ``PRELOADS_BUILDING`` pages (the reader's next take
+        tries again). Called with the lock held."""
+        if walk.last is None or walk.ahead >= PRELOAD_DEPTH:
+            return False
+        following = walk.follow(walk.last)
+        if following is None:
+            walk.last = None
+            return False
+        variant, build = following
+        key = entry_key(walk.subject_id, variant)
+        if key in self._builds or sum(not f.done() for f, _ in self._builds.values()) >= PRELOADS_BUILDING:
+            return False
+        while len(self._builds) >= PRELOADS_KEPT:
+            self._builds.popitem(last=False)
+        if self._executor is None or self._pid != os.getpid():  # none yet, or forked
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="page-preload")
+            self._pid = os.getpid()
+        walk.last, walk.ahead = None, walk.ahead + 1
+        self._builds[key] = (self._executor.submit(self._build, walk, key, build), walk)
+        return True
+
+    def _build(self, walk: _Walk, key: str, build: Callable[[], object]) -> tuple[str, Any] | None:
+        """The page's ``(token, entry)`` (see ``_built``); then the walk's next page, if it is
+        not far enough ahead."""
+        if time.monotonic() - self._last_build > PRELOAD_CONNECTION_CHECK_SECONDS:
+            # A connection used a moment ago needs no check: a walk's builds skip its round trip.
+            close_old_connections()
+        try:
+            built = self._built(walk.subject_id, key, build)
+        finally:
+            self._last_build = time.monotonic()
+        if built is not None:
+            with self._lock:
+                walk.last = built[1]
+                self._advance(walk)
+        return built
+
     @staticmethod
-    def _build(subject_id: int, key: str, build: Callable[[], object]) -> tuple[str, Any] | None:
+    def _built(subject_id: int, key: str, build: Callable[[], object]) -> tuple[str, Any] | None:
         """``(token, entry)`` of the page, from the shared cache or built; None when another
         process is building it or the build failed (the reader then goes the usual way)."""
-        close_old_connections()
         try:
             token, held = _lookup(subject_id, key)
             if held is not None and held[0] == token:
@@ -364,9 +456,10 @@ class Preloads:
                 return None
             try:
                 entry = _build_current(build)
-            finally:
+            except BaseException:
                 _end_flight(key)
-            _keep(key, token, entry)
+                raise
+            _keep(key, token, entry, flight=True)
             return token, entry
         except Exception:
             logger.warning("building subject %s's page %s ahead failed", subject_id, key, exc_info=True)

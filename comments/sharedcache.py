@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from django.conf import settings
+from django.core.cache import cache
 
 logger = logging.getLogger("comments.cache")
 
@@ -41,6 +42,14 @@ def call(operation: Callable[[], Result], default: Default) -> Result | Default:
         logger.warning("shared cache unavailable (%s); going without it for %.0f s", exc, settings.COMMENTS_CACHE_RETRY)
         _down_until = time.monotonic() + settings.COMMENTS_CACHE_RETRY
         return default
+
+
+def redis_client():
+    """The cache's Redis client when the cache is django-redis (for several commands in one
+    round trip, ``redislink.round_trip``), else None."""
+    client = getattr(cache, "client", None)
+    get_client = getattr(client, "get_client", None)
+    return get_client(write=True) if get_client is not None else None
 
 
 def reset() -> None:

@@ -22,17 +22,10 @@ from . import sharedcache
 from .redislink import round_trip
 
 
-def _redis_client():
-    """The cache's Redis client when the cache is django-redis, else None."""
-    client = getattr(cache, "client", None)
-    get_client = getattr(client, "get_client", None)
-    return get_client(write=True) if get_client is not None else None
-
-
 def _bump(key: str, window: int, duration: int) -> tuple[int, int]:
     """Count one more request in ``window``; ``(this window's count, the last one's)``."""
     current, previous = f"{key}:{window}", f"{key}:{window - 1}"
-    redis = _redis_client()
+    redis = sharedcache.redis_client()
     if redis is not None:
         current, previous = cache.make_key(current), cache.make_key(previous)
         count, _, last = round_trip(redis, [("INCR", current), ("EXPIRE", current, 2 * duration), ("GET", previous)])

@@ -75,8 +75,10 @@ def list_comments_json(
         read = pagecache.shared_entry(subject_id, variant, lambda: _public_page(subject_id, options), stale_ok=True)
         if not read.stale:
             pagecache.keep_request_copy(subject_id, query_string, read.entry)
-            if cursor and (read.preloaded or not read.cached):
-                _preload_next_page(subject_id, read.entry, options)
+            if cursor and not read.cached:
+                # A reader walking the list, served a page built here: the pages after it are
+                # built ahead (one served from those goes on with the same walk).
+                pagecache.preloads.offer(subject_id, read.entry, _following(subject_id, options))
         return read
     subject, viewer = subject_for_viewer(subject_id, user)
     if viewer.is_moderator or viewer.sees_private:
@@ -98,13 +100,18 @@ def list_comments_json(
     return pagecache.Read(_with_viewer_likes(read.entry, subject_id, viewer), True)
 
 
-def _preload_next_page(subject_id: int, entry: bytes, options: dict[str, Any]) -> None:
-    """The reader followed a cursor to ``entry``, a page this process built: they are walking
-    the list, so build the page after it while they read this one (``pagecache.Preloads``)."""
-    next_cursor = _next_cursor(entry)
-    if next_cursor is not None:
+def _following(subject_id: int, options: dict[str, Any]) -> pagecache.Follow:
+    """For ``pagecache.Preloads``: the variant of the page after a page of this list, and its
+    build."""
+
+    def follow(entry: bytes):
+        next_cursor = _next_cursor(entry)
+        if next_cursor is None:
+            return None
         following = dict(options, cursor=next_cursor)
-        pagecache.preloads.offer(subject_id, _variant(following), lambda: _public_page(subject_id, following))
+        return _variant(following), lambda: _public_page(subject_id, following)
+
+    return follow
 
 
 def _each_comment(items: list[dict]):

@@ -307,6 +307,23 @@ def test_concurrent_misses_rebuild_a_page_once(subject, monkeypatch):
     assert len(builds) == 1
 
 
+def test_a_page_built_leaves_no_rebuild_flag_behind(subject, django_capture_on_commit_callbacks):
+    # Kept in the same round trip as the entry; a flag left behind would make the next reader
+    # after a write wait for a build nobody is making.
+    CommentFactory(subject=subject)
+    queries.list_comments_json(subject.pk, None, mode="flat", sort=None, limit=20, cursor=None, replies=3)
+    key = pagecache.entry_key(subject.pk, "api:flat::20:3:")
+    assert cache.get(key) is not None
+    assert cache.get(pagecache._flight_key(key)) is None
+
+    with django_capture_on_commit_callbacks(execute=True):
+        services.comment_create(subject=subject, author=UserFactory(), body="later words")
+    with Hits() as reads:
+        again = queries.list_comments_json(subject.pk, None, mode="flat", sort=None, limit=20, cursor=None, replies=3)
+    assert (reads.hits, reads.misses) == (0, 1) and b"later words" in again.entry
+    assert cache.get(pagecache._flight_key(key)) is None
+
+
 def test_with_the_cache_off_every_read_goes_to_the_database(api, subject, settings):
     settings.COMMENTS_PAGE_CACHE_TTL = 0
     CommentFactory(subject=subject)
@@ -373,7 +390,7 @@ def walk_page(subject, cursor=None) -> dict:
 def builds_ahead_done() -> None:
     """Wait for this process's pages built ahead (the builds are the test's subject, not its
     timing)."""
-    for future in list(pagecache.preloads._builds.values()):
+    for future, _ in list(pagecache.preloads._builds.values()):
         future.result(timeout=10)
 
 
@@ -398,6 +415,28 @@ def test_a_reader_who_follows_a_cursor_gets_the_next_page_built_ahead(subject, p
 
     assert (third_read.hits, third_read.misses) == (1, 0)  # before: a miss, built by this reader
     assert ids(first["items"] + second["items"] + third["items"]) == [c.pk for c in comments]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_walk_is_built_two_pages_ahead_of_its_reader_and_no_further(subject, preloading):
+    comments = [CommentFactory(subject=subject) for _ in range(10)]
+    second = walk_page(subject, walk_page(subject)["next_cursor"])
+    builds_ahead_done()
+    assert len(pagecache.preloads._builds) == pagecache.PRELOAD_DEPTH == 2  # pages 3 and 4 (before: page 3)
+
+    with Hits() as third_read:
+        third = walk_page(subject, second["next_cursor"])
+    builds_ahead_done()
+    assert len(pagecache.preloads._builds) == 2  # pages 4 and 5: taking page 3 led on to page 5
+
+    with Hits() as rest_read:
+        fourth = walk_page(subject, third["next_cursor"])
+        fifth = walk_page(subject, fourth["next_cursor"])
+    builds_ahead_done()
+
+    assert (third_read.hits, third_read.misses, rest_read.hits, rest_read.misses) == (1, 0, 2, 0)
+    assert fifth["next_cursor"] is None and not pagecache.preloads._builds  # the list ended: nothing more
+    assert ids(third["items"] + fourth["items"] + fifth["items"]) == [c.pk for c in comments[4:]]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -434,8 +473,11 @@ def test_a_process_builds_at_most_a_few_pages_ahead_at_once(subject, preloading)
 
         return build
 
-    offered = [pagecache.preloads.offer(subject.pk, f"v{n}", blocked_build(n)) for n in range(4)]
-    again = pagecache.preloads.offer(subject.pk, "v0", blocked_build(0))
+    def page_after(n):
+        return lambda entry: (f"v{n}", blocked_build(n))
+
+    offered = [pagecache.preloads.offer(subject.pk, b"{}", page_after(n)) for n in range(4)]
+    again = pagecache.preloads.offer(subject.pk, b"{}", page_after(0))
     release.set()
     builds_ahead_done()
 
