@@ -26,7 +26,7 @@ from typing import Any
 from django.db import connection
 
 from . import paths, replicas
-from .models import Comment, Follow, User
+from .models import Comment, CommentContent, Follow, User
 
 
 def _table(model) -> str:
@@ -145,6 +145,9 @@ class CommentRow:
     edited_at: datetime | None
     author: UserFace | None
     reply_target: ReplyTarget | None
+    # The content, read with the row (one statement for a page, not two); None without one.
+    body: str | None = None
+    html: str | None = None
 
     @property
     def id(self) -> int:
@@ -155,6 +158,7 @@ class CommentRow:
 
 
 _COMMENT = _table(Comment)
+_CONTENT_TABLE = _table(CommentContent)
 _USER = _table(User)
 _FOLLOW = _table(Follow)
 
@@ -217,7 +221,7 @@ class Column:
 
 
 _KINDS = {"pinned": "bool", "featured": "bool", "created_at": "moment", "edited_at": "moment"}
-_NESTED = ("author", "reply_target")
+_NESTED = ("author", "reply_target", "body", "html")
 
 
 def _columns(alias: str, names) -> tuple[Column, ...]:
@@ -236,7 +240,8 @@ AUTHOR_AND_TARGET = (
     *_columns("t", _TARGET_NAMES),
     *_columns("ta", _FACE_NAMES),
 )
-LIST_COLUMNS = (*_ROW, *AUTHOR_AND_TARGET)
+_CONTENT = _columns("cc", ("body", "html"))
+LIST_COLUMNS = (*_ROW, *AUTHOR_AND_TARGET, *_CONTENT)
 
 
 def _face_join(alias: str, user_id: str, vendor: str) -> str:
@@ -252,11 +257,12 @@ def _face_join(alias: str, user_id: str, vendor: str) -> str:
 
 @functools.cache
 def _joins(vendor: str) -> str:
-    """The joins of ``AUTHOR_AND_TARGET`` to ``comment_index c``."""
+    """The joins of ``AUTHOR_AND_TARGET`` and the content to ``comment_index c``."""
     return (
         _face_join("a", "c.author_id", vendor)
         + f" LEFT JOIN {_COMMENT} t ON t.id = c.reply_to_id AND t.subject_id = c.subject_id"
         + _face_join("ta", "t.author_id", vendor)
+        + f" LEFT JOIN {_CONTENT_TABLE} cc ON cc.comment_id = c.id AND cc.subject_id = c.subject_id"
     )
 
 
@@ -293,7 +299,8 @@ def _row(r: tuple) -> CommentRow:
     values = list(r[:_WIDTH])
     for index, convert in _CONVERTERS:
         values[index] = convert(values[index])
-    return CommentRow(*values, *author_and_target(values[_AUTHOR_ID], values[_REPLY_TO_ID], r, _WIDTH))  # type: ignore[call-arg]  # the columns in field order
+    author, target = author_and_target(values[_AUTHOR_ID], values[_REPLY_TO_ID], r, _WIDTH)
+    return CommentRow(*values, author, target, r[-2], r[-1])  # type: ignore[call-arg]  # the columns in field order
 
 
 def fetch(where: Sql, *, order: tuple[tuple[str, str], ...] = (), limit: int | None = None) -> list[CommentRow]:

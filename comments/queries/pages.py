@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connection
-
-from .. import encoding, hooks, pagecache, rowsql
-from ..models import GONE_STATUSES, CommentContent
-from . import modes
+from .. import encoding, hooks, pagecache
+from ..models import GONE_STATUSES
+from . import modes, present
 from .cursors import Page
 from .single import subject_for_viewer
 from .visibility import Viewer, authenticated
@@ -131,7 +129,7 @@ def _with_viewer_likes(entry: bytes, subject_id: int, viewer: Viewer) -> bytes:
         return entry
     live = hooks.page_like_state([(c["id"], subject_id) for c in shown], viewer.user_id) or {}
     readable = {c["id"] for c in shown if c["id"] not in live and c["status"] not in GONE_STATUSES}
-    liked = _liked_ids(readable, subject_id, viewer.user_id)  # type: ignore[arg-type]  # a signed-in reader's
+    liked = present.liked_ids(readable, {subject_id}, hooks.liked_sql(viewer.user_id))
     for c in shown:
         state = live.get(c["id"])
         if state is not None:
@@ -139,20 +137,3 @@ def _with_viewer_likes(entry: bytes, subject_id: int, viewer: Viewer) -> bytes:
         else:
             c["liked"] = c["id"] in liked
     return encoding.dumps(page)
-
-
-def _liked_ids(comment_ids: set[int], subject_id: int, user_id: int) -> set[int]:
-    """Which of ``comment_ids`` (of the subject's page) the user likes, by the likes app's
-    ``liked`` expression."""
-    expression = hooks.liked_sql(user_id)
-    if not comment_ids or expression is None:
-        return set()
-    liked, params = expression
-    among, among_params = rowsql.any_of("cc.comment_id", comment_ids)
-    table = connection.ops.quote_name(CommentContent._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT cc.comment_id FROM {table} cc WHERE {among} AND cc.subject_id = %s AND {liked}",
-            [*among_params, subject_id, *params],
-        )
-        return {row[0] for row in cursor.fetchall()}

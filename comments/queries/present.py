@@ -1,5 +1,5 @@
 """Comments as the API shows them to one viewer: placeholders, the status a viewer is told,
-contents and like state read in one query and one round trip."""
+contents (carried by list rows, else read in one query) and like state in one round trip."""
 
 from __future__ import annotations
 
@@ -57,6 +57,23 @@ def _contents(
         return {row[0]: (row[1], row[2], bool(row[3])) for row in cursor.fetchall()}
 
 
+def liked_ids(comment_ids, subject_ids, liked_expression: tuple[str, list] | None) -> set[int]:
+    """Which of ``comment_ids`` (of ``subject_ids``) the expression (``hooks.liked_sql``, over
+    ``cc``) holds for: the viewer's likes, in one query by primary key; none without one."""
+    if not comment_ids or liked_expression is None:
+        return set()
+    liked, params = liked_expression
+    among, among_params = rowsql.any_of("cc.comment_id", comment_ids)
+    of_subjects, subject_params = rowsql.any_of("cc.subject_id", subject_ids)
+    table = connection.ops.quote_name(CommentContent._meta.db_table)
+    with replicas.read_connection().cursor() as cursor:
+        cursor.execute(
+            f"SELECT cc.comment_id FROM {table} cc WHERE {among} AND {of_subjects} AND {liked}",
+            [*among_params, *subject_params, *params],
+        )
+        return {row[0] for row in cursor.fetchall()}
+
+
 def present_new_comment(comment: Comment, viewer: Viewer) -> dict:
     """The API shape of a comment ``comment_create`` has just written: its content row is at
     hand and nobody likes it yet, so nothing is read."""
@@ -66,8 +83,9 @@ def present_new_comment(comment: Comment, viewer: Viewer) -> dict:
 def present_comments(
     rows: Iterable[Comment | rowsql.CommentRow], viewer: Viewer, *, just_written: bool = False
 ) -> dict[int, dict]:
-    """API-shaped dicts for ``rows``: one query for contents, and the like state from the live
-    store in one round trip (or, without one, the viewer's likes in the same content query)."""
+    """API-shaped dicts for ``rows``: the contents list rows carry (models': one query), and the
+    like state from the live store in one round trip (or, without one, the viewer's likes in
+    one query: the content query's, for models)."""
     rows = list({c.pk: c for c in rows}.values())
     placeholders = {c.pk: _is_placeholder(viewer, c) for c in rows}
     if just_written:
@@ -80,7 +98,16 @@ def present_comments(
         readable = [pk for pk, hidden in placeholders.items() if not hidden]
         every_live = all(c.pk in like_state for c in rows)
         subjects = {c.subject_id for c in rows}
-        contents = _contents(readable, subjects, None if every_live else hooks.liked_sql(viewer.user_id))
+        liked_expression = None if every_live else hooks.liked_sql(viewer.user_id)
+        # List rows carry their content (rowsql); models have it read here, "liked" alongside.
+        carried = {
+            c.pk: (c.body, c.html or "") for c in rows if isinstance(c, rowsql.CommentRow) and c.body is not None
+        }
+        contents = _contents([pk for pk in readable if pk not in carried], subjects, liked_expression)
+        if carried:
+            shown = [pk for pk in readable if pk in carried]
+            liked = liked_ids([pk for pk in shown if pk not in like_state], subjects, liked_expression)
+            contents.update((pk, (*carried[pk], pk in liked)) for pk in shown)
     out = {}
     for c in rows:
         placeholder = placeholders[c.pk]

@@ -112,3 +112,15 @@ def test_replies_tree_and_user_lists_are_query_bounded(api, page_subject, django
         with django_assert_max_num_queries(MAX_QUERIES):
             response = api.get(url)
         assert response.status_code == 200 and response.json()["items"]
+
+
+def test_a_flat_page_reads_its_comments_with_their_content_in_one_statement(
+    api, page_subject, django_assert_num_queries, settings
+):
+    # The page cache off: what is counted is the build. The subject, then the rows with their
+    # authors, what they reply to and their content (before: a second statement for the content).
+    settings.COMMENTS_PAGE_CACHE_TTL = 0
+    with django_assert_num_queries(2):
+        response = api.get(f"{API}/subjects/{page_subject.pk}/comments", {"mode": "flat", "limit": 20})
+    items = response.json()["items"]
+    assert len(items) == 20 and all(item["body"] and item["html"] for item in items)
