@@ -404,7 +404,7 @@ AVATARS_FETCH_PRIVATE = env_bool("AVATARS_FETCH_PRIVATE", False)
 # COMMENTS_HOT_PAGE_SECONDS (0: never); other processes' writes reach it after that long.
 COMMENTS_HOT_PAGE_READS = env_int("COMMENTS_HOT_PAGE_READS", 8)
 COMMENTS_HOT_PAGE_SECONDS = env_float("COMMENTS_HOT_PAGE_SECONDS", 1.0)
-# A reader who follows a cursor gets the page after it built ahead by a background thread of the
+# A reader who follows a cursor gets the pages after it built ahead by a background thread of the
 # process (comments.pagecache, "Preloading"); with the page cache only.
 COMMENTS_PAGE_PRELOAD = env_bool("COMMENTS_PAGE_PRELOAD", True)
 # After the cache fails to answer, a process reads from the database alone this many seconds.
