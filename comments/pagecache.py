@@ -388,7 +388,7 @@ class Preloads:
         try:
             built = future.result(timeout=PRELOAD_WAIT_SECONDS)
         except FutureTimeout:
-            return None
+            built = None  # the reader goes the usual way; the walk counts the page as taken
         with self._lock:
             walk.ahead -= 1
             self._advance(walk)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import threading
+import time
 
 import pytest
 from django.core.cache import cache
@@ -484,3 +485,31 @@ def test_a_process_builds_at_most_a_few_pages_ahead_at_once(subject, preloading)
     assert offered == [True] * pagecache.PRELOADS_BUILDING + [False] * (4 - pagecache.PRELOADS_BUILDING)
     assert again is False  # already being built
     assert sorted(built) == list(range(pagecache.PRELOADS_BUILDING))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_page_built_ahead_that_the_reader_gave_up_waiting_for_counts_as_taken(subject, preloading, monkeypatch):
+    # The walk goes on two pages beyond it, as beyond a page served.
+    monkeypatch.setattr(pagecache, "PRELOAD_WAIT_SECONDS", 0.01)
+    release = threading.Event()
+    built = []
+
+    def page_after(entry):
+        n = int(entry.decode()) + 1
+
+        def build():
+            release.wait(10)
+            built.append(n)
+            return str(n).encode()
+
+        return f"v{n}", build
+
+    assert pagecache.preloads.offer(subject.pk, b"0", page_after)
+    assert pagecache.preloads.take(pagecache.entry_key(subject.pk, "v1"), "any token") is None  # gave up
+    release.set()
+    deadline = time.monotonic() + 5
+    while len(built) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    builds_ahead_done()
+
+    assert built == [1, 2, 3]  # before: [1, 2], the page given up on still counted as ahead
