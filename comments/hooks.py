@@ -78,14 +78,16 @@ def check_participation(site_id: int, user_id: int) -> None:
 #
 # * ``page_like_state(comments, user_id)`` answers from the live store (Redis): for
 #   ``comments`` as ``(comment_id, subject_id)`` pairs, ``{comment_id: (like_count, liked)}``
-#   in one round trip, for those whose state it holds. It returns None when it cannot answer
-#   at all (no Redis configured, Redis down); the core reads what is missing from the database.
+#   in one round trip, for those whose state it holds (``liked`` None where it knows the count
+#   but not the viewer's like: the core asks the database, as for a comment left out). It
+#   returns None when it cannot answer at all (no Redis configured, Redis down); the core
+#   reads what is missing from the database.
 # * ``liked_sql(user_id)`` is the database fallback for ``liked``: an SQL boolean expression
 #   over the content row aliased ``cc`` (``cc.comment_id``) and its parameters, so the answer
 #   rides along with the content query instead of costing a query of its own.
 #
 # Without providers, counts come from ``comment_index.like_count`` and nothing is liked.
-PageLikeState = Callable[[list[tuple[int, int]], "int | None"], "dict[int, tuple[int, bool]] | None"]
+PageLikeState = Callable[[list[tuple[int, int]], "int | None"], "dict[int, tuple[int, bool | None]] | None"]
 LikedSql = Callable[[int], tuple[str, list]]
 _page_like_state: list[PageLikeState] = []
 _liked_sql: list[LikedSql] = []
@@ -95,7 +97,7 @@ def register_page_like_state(provider: PageLikeState) -> None:
     _page_like_state[:] = [provider]
 
 
-def page_like_state(comments: list[tuple[int, int]], user_id: int | None) -> dict[int, tuple[int, bool]] | None:
+def page_like_state(comments: list[tuple[int, int]], user_id: int | None) -> dict[int, tuple[int, bool | None]] | None:
     if not _page_like_state or not comments:
         return None
     return _page_like_state[0](comments, user_id)

@@ -3,7 +3,9 @@
 Per comment, a sorted set of its likers (member = user id, score = like time in ms) plus a
 sentinel member, so that a comment with no likers still has a key: "loaded, nobody likes it"
 (the negative entry) is told apart from "not loaded" (evicted, Redis restarted). Count =
-cardinality - 1; "did I like it" = the member's score; the likers list = a range by rank.
+cardinality - 1; "did I like it" = the member's score; the likers list = a range by rank. A
+popular comment's first like makes a partial state instead (``PARTIAL``): its count, and the
+users met since, so that it need not load every liker.
 
 Each like or unlike is one Lua script: it changes the set and appends the action, as absolute
 state ("user U likes / does not like comment C"), to the subject's event stream, which the
@@ -52,6 +54,16 @@ SENTINEL = "0"  # never a user id; scored below every like time, so it sorts bef
 OPEN = -1
 CHECK = -2
 NEEDS_CHECK = "check"  # ``like`` answers this for a CHECK comment not yet checked
+# A partial state: what a popular comment's first like makes instead of loading every liker.
+# Besides the sentinel it holds a marker member whose score counts the likers it has not met
+# (``PARTIAL_BASE - score``), and the users it met since it was made: a liker scored with the
+# like's time, as in a whole state, or ``UNLIKED`` for one who does not like the comment. A
+# like by a user it has not met needs that user's row first (``NEEDS_USER``); the likers list
+# needs the whole state, built over it (``state_sync.load``). Count = likers met + not met.
+PARTIAL = "p"
+PARTIAL_BASE = -10  # below the sentinel's flags and UNLIKED: likers are the members scored >= 0
+UNLIKED = -3
+NEEDS_USER = "user"  # ``like`` answers this for a user a partial state has not met
 
 
 def sentinel_score(*, status: str, visibility: str) -> int:
@@ -264,7 +276,10 @@ SUBJECT_OPEN_SECONDS = 60
 
 _LUA_DIR = Path(__file__).resolve().parent / "lua"
 # Constants the scripts share with this module, declared before every script.
-_LUA_CONSTANTS = f"local WRITTEN_WINDOW_MS = {WRITTEN_WINDOW_MS}\nlocal SUBJECT_OPEN_SECONDS = {SUBJECT_OPEN_SECONDS}\n"
+_LUA_CONSTANTS = (
+    f"local WRITTEN_WINDOW_MS = {WRITTEN_WINDOW_MS}\nlocal SUBJECT_OPEN_SECONDS = {SUBJECT_OPEN_SECONDS}\n"
+    f"local PARTIAL_BASE = {PARTIAL_BASE}\nlocal UNLIKED = {UNLIKED}\n"
+)
 
 
 class Script:
@@ -298,7 +313,7 @@ class Script:
 
 
 # The scripts; each file says what its KEYS and ARGV are and what it answers.
-LIKE = Script.load("like", includes=("clock", "creating"))
+LIKE = Script.load("like", includes=("clock", "creating", "partial"))
 PUBLISH = Script.load("publish")
 CREATE_STATE = Script.load("create_state", includes=("clock", "creating"))
 COLD_CHECK = Script.load("cold_check", includes=("clock",))
@@ -307,7 +322,7 @@ RELEASE = Script.load("release")
 LIKERS = Script.load("likers")
 FORGET_DIRTY = Script.load("forget_dirty")
 DROP_IDLE_CONSUMERS = Script.load("drop_idle_consumers")
-PAGE_STATE = Script.load("page_state")
+PAGE_STATE = Script.load("page_state", includes=("partial",))
 
 
 # --- reads ---------------------------------------------------------------------------------
@@ -315,9 +330,10 @@ PAGE_STATE = Script.load("page_state")
 
 def page_state(
     r: redis.Redis | RedisCluster, comments: list[tuple[int, int]], user_id: int | None
-) -> dict[int, tuple[int, bool]]:
+) -> dict[int, tuple[int, bool | None]]:
     """``{comment_id: (like_count, liked)}`` for the loaded comments among ``comments``
-    (``(comment_id, subject_id)`` pairs), in one round trip: one script call per subject (a
+    (``(comment_id, subject_id)`` pairs; ``liked`` None where a partial state has not met the
+    viewer), in one round trip: one script call per subject (a
     page is almost always one subject), pipelined. One call of a script instead of two
     commands per comment also spares the client most of its packing and parsing, which for a
     page with its previews cost milliseconds."""
@@ -343,7 +359,8 @@ def page_state(
         for index, comment_id in enumerate(ids):
             cardinality = reply[2 * index]
             if cardinality:
-                state[comment_id] = (cardinality - 1, bool(reply[2 * index + 1]))
+                liked = reply[2 * index + 1]
+                state[comment_id] = (cardinality - 1, None if liked == 2 else bool(liked))
     return state
 
 
@@ -386,12 +403,14 @@ LOAD_CAREFULLY = "load carefully"  # ``like``'s answer when only ``state_sync.lo
 @dataclass(frozen=True, slots=True)
 class Creation:
     """A missing state for ``like`` to create first: the sentinel's ``flag``, the likers as
-    ``[ms, user_id, ...]``, and ``since``, the Redis time (ms) after which they were read; None
-    when they were read before any word with Redis, less than ``state_sync.READ_MAX_AGE`` ago."""
+    ``[ms, user_id, ...]`` (a whole state), or how many there are (``unmet``: a partial state,
+    ``PARTIAL``), and ``since``, the Redis time (ms) after which they were read; None when they
+    were read before any word with Redis, less than ``state_sync.READ_MAX_AGE`` ago."""
 
     flag: int
     flat_likers: list[int]
     since: int | None = None
+    unmet: int | None = None
 
 
 def like(
@@ -403,15 +422,18 @@ def like(
     liked: bool,
     checked: bool,
     subject_open: bool = False,
+    user_row: int | None = None,
     create: Creation | None = None,
 ):
     """Apply one action; ``(count, liked)``; ``NEEDS_CHECK`` when ``checked`` is false and the
     comment is not OPEN or its subject is not marked open (``subject_open``: the caller read
-    the subject open just now, which marks it so unless it was just closed). When the
+    the subject open just now, which marks it so unless it was just closed); ``NEEDS_USER``
+    when the state is partial, has not met the user, and ``user_row`` is None (else it is the
+    user's like row as read lately: the like's time in ms, or ``UNLIKED``). When the
     comment's state is missing, ``create`` makes it first if the rows it was read from cannot
     be behind; else the answer is ``Cold`` (read the rows and call again) or
-    ``LOAD_CAREFULLY`` (actions wait in the stream, or were written to the rows after
-    ``create`` was read: ``state_sync.load``).
+    ``LOAD_CAREFULLY`` (actions wait in the stream: ``state_sync.load``). ``Cold`` also
+    when the flush wrote to the rows after ``create`` was read.
 
     An appended action always belongs to a registered subject: the subject is registered
     before the action is appended, in the same round trip, unless this process registered it
@@ -425,10 +447,12 @@ def like(
         keys.written(subject_id),
         keys.subject_open(subject_id),
     ]
-    args: list[int | str] = [user_id, int(liked), comment_id, int(checked), int(subject_open)]
+    row = "" if user_row is None else user_row
+    args: list[int | str] = [user_id, int(liked), comment_id, int(checked), int(subject_open), row]
     if create is not None:
         since = "" if create.since is None else create.since
-        args += [create.flag, since, settings.LIKES_STATE_TTL, *create.flat_likers]
+        unmet = "" if create.unmet is None else create.unmet
+        args += [create.flag, since, settings.LIKES_STATE_TTL, unmet, *create.flat_likers]
     started = time.monotonic()
     register = started - _registered.get(subject_id, -REGISTER_EVERY) >= REGISTER_EVERY
     registration = ("ZADD", keys.DIRTY_SUBJECTS, now_ms(), subject_id)
@@ -444,6 +468,8 @@ def like(
         return LOAD_CAREFULLY
     if count == -2:
         return NEEDS_CHECK
+    if count == -4:
+        return NEEDS_USER
     if not register and result[2] == 1:
         round_trip(r, [registration])
         register = True
@@ -511,8 +537,9 @@ def cold_check(r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: in
 
 
 def create_state(r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: int, creation: Creation) -> bool | None:
-    """Create the comment's state from ``creation`` unless it is loaded already (False), or
-    the rows may be behind (None: ``may_create`` in the scripts). True when made."""
+    """Create the comment's whole state from ``creation`` unless it is loaded already (False),
+    or the rows may be behind (None: ``may_create`` in the scripts), or a partial state is
+    there (None: the careful load builds over it). True when made."""
     made = CREATE_STATE(
         r,
         [keys.likers(subject_id, comment_id), keys.pending(subject_id), keys.written(subject_id)],
@@ -522,7 +549,9 @@ def create_state(r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: 
 
 
 def is_loaded(r: redis.Redis | RedisCluster, key: str) -> bool:
-    return bool(r.exists(key))
+    """Whether the whole state is loaded (a partial one is not)."""
+    flag, partial = r.zmscore(key, [SENTINEL, PARTIAL])
+    return flag is not None and partial is None
 
 
 def drop(r: redis.Redis | RedisCluster, comments: list[tuple[int, int]]) -> None:

@@ -54,11 +54,12 @@ def liked_sql(user_id: int) -> tuple[str, list]:
     )
 
 
-def page_like_state(comments: list[tuple[int, int]], user_id: int | None) -> dict[int, tuple[int, bool]] | None:
+def page_like_state(comments: list[tuple[int, int]], user_id: int | None) -> dict[int, tuple[int, bool | None]] | None:
     """Live ``{comment_id: (like_count, liked)}`` for a page, in one Redis round trip. Comments
     whose state is not loaded are left out (the page reads them from the database, which is
-    exact for them: their actions were all flushed before the state went); None without
-    Redis."""
+    exact for them: their actions were all flushed before the state went), and ``liked`` is
+    None where a partial state has not met the viewer (its row is exact for the same reason);
+    None without Redis."""
     r = state_sync.client()
     if r is None:
         return None

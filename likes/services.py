@@ -275,23 +275,24 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
     is loaded: the state's flag says whether everyone who can read the subject may like it,
     and the subject's mark that it is open (``keys.subject_open``, left by a like that read it
     so lately), so the database is asked only about the others. A comment this process has
-    not met is read in one statement (where it lives, its subject's state, and, if it has few,
-    its likers in case Redis lacks its state), so a cold comment of few likes costs that
-    statement and one round trip. A popular one's likers are read only when Redis lacks its
-    state: another process has usually loaded it, and reading and shipping a thousand likers
-    for nothing cost more than the second statement and round trip of a state that is missing.
-    Without Redis the database is checked and written at once."""
+    not met is read in one statement (where it lives, its subject's state, its count, the
+    user's like row, and, if it has few, its likers in case Redis lacks its state), so a cold
+    comment costs that statement and one round trip: the script makes a whole state from few
+    likers, a partial one (``live.PARTIAL``) from a popular comment's count. A partial state
+    that has not met the user asks for the user's like row first (one statement, one more
+    round trip). Without Redis the database is checked and written at once."""
     r = state_sync.client()
     rows = None
     place = queries.known_place(comment_id)
     if place is None and r is not None:
-        rows = state_sync.read_rows(comment_id, likers_up_to=state_sync.FIRST_MEET_LIKERS)
+        rows = state_sync.read_rows(comment_id, likers_up_to=state_sync.FIRST_MEET_LIKERS, user_id=user.pk)
         place = queries.remember_place(comment_id, (rows.subject_id, rows.site_id))
     subject_id, site_id = place or queries.place(comment_id)
     hooks.check_participation(site_id, user.pk)
     checked = None
-    creation = rows.creation() if rows is not None else None
+    creation = rows.creation(partial=True) if rows is not None else None
     subject_open = rows is not None and rows.subject_open
+    user_row = rows.user_row if rows is not None else None
     if r is not None:
         try:
             for _ in range(5):
@@ -303,16 +304,19 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
                     liked=liked,
                     checked=checked is not None,
                     subject_open=subject_open,
+                    user_row=user_row,
                     create=creation,
                 )
                 if result is live.NEEDS_CHECK:
                     checked = _likeable(comment_id, user)
                     subject_open = checked.subject_state == SubjectState.OPEN
+                elif result is live.NEEDS_USER:
+                    user_row = state_sync.user_row(comment_id, subject_id, user.pk)
                 elif isinstance(result, live.Cold):
-                    rows = state_sync.read_rows(comment_id)
-                    creation, subject_open = rows.creation(result.since), rows.subject_open
-                    if creation is None:  # too many likers to carry
-                        state_sync.load(r, comment_id=comment_id, subject_id=subject_id)
+                    # A comment of more likers than are worth shipping gets a partial state.
+                    rows = state_sync.read_rows(comment_id, likers_up_to=state_sync.FIRST_MEET_LIKERS, user_id=user.pk)
+                    creation, subject_open = rows.creation(result.since, partial=True), rows.subject_open
+                    user_row = rows.user_row
                 elif result is live.LOAD_CAREFULLY:
                     state_sync.load(r, comment_id=comment_id, subject_id=subject_id)
                     creation = None

@@ -68,23 +68,32 @@ def from_ms(value: int) -> datetime:
 @dataclass(frozen=True, slots=True)
 class Rows:
     """What the database says of a comment's like state, read in one statement: where the
-    comment lives, its flag, whether its subject is open, and its likers as
+    comment lives, its flag, whether its subject is open, its like count, its likers as
     ``[ms, user_id, ...]`` in no particular order (None when it has more than were asked for:
-    ``read_rows``'s ``likers_up_to``; beyond ``SMALL_STATE`` they are built by ``load``)."""
+    ``read_rows``'s ``likers_up_to``; beyond ``SMALL_STATE`` they are built by ``load``), and
+    one user's like row when asked for (``live.like``'s ``user_row``)."""
 
     subject_id: int
     site_id: int
     flag: int
     subject_open: bool
+    like_count: int
     flat_likers: list[int] | None
     read_at: float  # time.monotonic() before the read
+    user_row: int | None = None
 
-    def creation(self, since: int | None = None) -> live.Creation | None:
+    def creation(self, since: int | None = None, *, partial: bool = False) -> live.Creation | None:
         """The state to create from these rows (``since``: the Redis time after which they were
-        read, None when they were read before asking Redis); None when they cannot serve."""
-        if self.flat_likers is None or (since is None and time.monotonic() - self.read_at > READ_MAX_AGE):
+        read, None when they were read before asking Redis): whole when they carry the likers,
+        else partial if ``partial`` (``live.PARTIAL``) and they carry the user's row; None when
+        they cannot serve."""
+        if since is None and time.monotonic() - self.read_at > READ_MAX_AGE:
             return None
-        return live.Creation(flag=self.flag, flat_likers=self.flat_likers, since=since)
+        if self.flat_likers is not None:
+            return live.Creation(flag=self.flag, flat_likers=self.flat_likers, since=since)
+        if partial and self.user_row is not None:
+            return live.Creation(flag=self.flag, flat_likers=[], since=since, unmet=self.like_count)
+        return None
 
 
 _COMMENT = connection.ops.quote_name(Comment._meta.db_table)
@@ -95,13 +104,19 @@ _LIKE = connection.ops.quote_name(Like._meta.db_table)
 # The like state is built from the primary: Redis keeps it as the truth the flush applies to, and
 # a replica's older rows would lose likes the primary already has.
 @replicas.primary_reads()
-def read_rows(comment_id: int, *, likers_up_to: int = SMALL_STATE) -> Rows:
+def read_rows(comment_id: int, *, likers_up_to: int = SMALL_STATE, user_id: int | None = None) -> Rows:
     """The comment's ``Rows``, with its likers if it has at most ``likers_up_to`` (at most
-    ``SMALL_STATE``); ``NotFound`` for an unknown id. On PostgreSQL one statement (the likers
-    come as two arrays); elsewhere a second for the likers."""
+    ``SMALL_STATE``) and ``user_id``'s like row; ``NotFound`` for an unknown id. On PostgreSQL
+    one statement (the likers come as two arrays); elsewhere a second for the likers."""
     likers_up_to = min(likers_up_to, SMALL_STATE)
     read_at = time.monotonic()
     likers_sql, likers_join = "", ""
+    user_sql, user_join, user_params = "", "", []
+    if user_id is not None:
+        # One probe of the unique (comment, user, subject) index.
+        user_sql = ", u.active, u.created_at"
+        user_join = f"LEFT JOIN {_LIKE} u ON u.comment_id = c.id AND u.user_id = %s AND u.subject_id = c.subject_id "
+        user_params = [user_id]
     if connection.vendor == "postgresql":
         # The likers' times and ids as two arrays of one aggregation: the same rows in the same
         # order, so the n-th time is the n-th liker's. Unsorted: a sorted set takes its members
@@ -113,22 +128,39 @@ def read_rows(comment_id: int, *, likers_up_to: int = SMALL_STATE) -> Rows:
             f"AND l.active AND c.like_count BETWEEN 1 AND {int(likers_up_to)}) x ON true "
         )
     row = rowsql.fetch_one(
-        f"SELECT c.subject_id, s.site_id, c.status, c.visibility, s.state, c.like_count{likers_sql} "
-        f"FROM {_COMMENT} c JOIN {_SUBJECT} s ON s.id = c.subject_id {likers_join}WHERE c.id = %s",
-        [comment_id],
+        f"SELECT c.subject_id, s.site_id, c.status, c.visibility, s.state, c.like_count{user_sql}{likers_sql} "
+        f"FROM {_COMMENT} c JOIN {_SUBJECT} s ON s.id = c.subject_id {user_join}{likers_join}WHERE c.id = %s",
+        [*user_params, comment_id],
     )
     if row is None:
         raise NotFound("Unknown comment.")
     subject_id, site_id, status, visibility, subject_state, like_count = row[:6]
+    rest = row[6:]
+    user_row = None
+    if user_id is not None:
+        active, liked_at = rest[:2]
+        rest = rest[2:]
+        user_row = ms(aware(liked_at)) if active else live.UNLIKED
     if like_count > likers_up_to:
         flat = None
     elif likers_sql:
-        times, users = row[6] or [], row[7] or []
+        times, users = rest[0] or [], rest[1] or []
         flat = [value for pair in zip(times, users, strict=True) for value in pair]
     else:
         flat = [value for chunk in _active_likers(comment_id, chunked=False) for value in chunk] if like_count else []
     flag = live.sentinel_score(status=status, visibility=visibility)
-    return Rows(subject_id, site_id, flag, subject_state == SubjectState.OPEN, flat, read_at)
+    return Rows(subject_id, site_id, flag, subject_state == SubjectState.OPEN, like_count, flat, read_at, user_row)
+
+
+@replicas.primary_reads()
+def user_row(comment_id: int, subject_id: int, user_id: int) -> int:
+    """``user_id``'s like row of the comment for ``live.like``: the like's time in ms, or
+    ``live.UNLIKED`` when there is none or it is not active."""
+    row = rowsql.fetch_one(
+        f"SELECT active, created_at FROM {_LIKE} WHERE comment_id = %s AND user_id = %s AND subject_id = %s",
+        [comment_id, user_id, subject_id],
+    )
+    return ms(aware(row[1])) if row is not None and row[0] else live.UNLIKED
 
 
 @replicas.primary_reads()

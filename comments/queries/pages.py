@@ -128,12 +128,10 @@ def _with_viewer_likes(entry: bytes, subject_id: int, viewer: Viewer) -> bytes:
     if not shown:
         return entry
     live = hooks.page_like_state([(c["id"], subject_id) for c in shown], viewer.user_id) or {}
-    readable = {c["id"] for c in shown if c["id"] not in live and c["status"] not in GONE_STATUSES}
+    # The viewer's likes the live store does not know, from the database.
+    readable = {c["id"] for c in shown if live.get(c["id"], (0, None))[1] is None and c["status"] not in GONE_STATUSES}
     liked = present.liked_ids(readable, {subject_id}, hooks.liked_sql(viewer.user_id))
     for c in shown:
-        state = live.get(c["id"])
-        if state is not None:
-            c["like_count"], c["liked"] = state
-        else:
-            c["liked"] = c["id"] in liked
+        count, known = live.get(c["id"], (c["like_count"], None))
+        c["like_count"], c["liked"] = count, c["id"] in liked if known is None else known
     return encoding.dumps(page)

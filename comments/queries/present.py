@@ -89,14 +89,16 @@ def present_comments(
     rows = list({c.pk: c for c in rows}.values())
     placeholders = {c.pk: _is_placeholder(viewer, c) for c in rows}
     if just_written:
-        like_state = {c.pk: (0, False) for c in rows}
+        like_state: dict[int, tuple[int, bool | None]] = {c.pk: (0, False) for c in rows}
+        unknown: set[int] = set()
         contents = {c.pk: (c.content.body, c.content.html, False) for c in rows}  # type: ignore[union-attr]  # just written: Comments
     else:
         # Live like state where the store has it; the rest (no store, or comments whose state
         # is not loaded) from the rows, with "liked" riding along the content query.
         like_state = hooks.page_like_state([(c.pk, c.subject_id) for c in rows], viewer.user_id) or {}
         readable = [pk for pk, hidden in placeholders.items() if not hidden]
-        every_live = all(c.pk in like_state for c in rows)
+        unknown = {pk for pk in placeholders if like_state.get(pk, (0, None))[1] is None}
+        every_live = not unknown
         subjects = {c.subject_id for c in rows}
         liked_expression = None if every_live else hooks.liked_sql(viewer.user_id)
         # List rows carry their content (rowsql); models have it read here, "liked" alongside.
@@ -106,7 +108,7 @@ def present_comments(
         contents = _contents([pk for pk in readable if pk not in carried], subjects, liked_expression)
         if carried:
             shown = [pk for pk in readable if pk in carried]
-            liked = liked_ids([pk for pk in shown if pk not in like_state], subjects, liked_expression)
+            liked = liked_ids([pk for pk in shown if pk in unknown], subjects, liked_expression)
             contents.update((pk, (*carried[pk], pk in liked)) for pk in shown)
     out = {}
     for c in rows:
@@ -135,7 +137,7 @@ def present_comments(
             "pinned": c.pinned,
             "featured": c.featured,
             "like_count": like_state[c.pk][0] if c.pk in like_state else c.like_count,
-            "liked": like_state[c.pk][1] if c.pk in like_state else content is not None and content[2],
+            "liked": content is not None and content[2] if c.pk in unknown else like_state[c.pk][1],
             "reply_count": c.reply_count,
             "created_at": c.created_at,
             "edited_at": c.edited_at,

@@ -7,9 +7,11 @@ local function may_create(pending, written, comment, since)
   local at = redis.call('ZSCORE', written, comment)
   return not (at and tonumber(at) >= since)
 end
--- The sentinel with its flag, then the likers: ARGV from ``first`` on, as score, member pairs.
-local function create(likers, flag, ttl, first)
+-- The sentinel with its flag, then the likers: ARGV from ``first`` on, as score, member pairs;
+-- with ``unmet`` (not nil or ''), a partial state of that many likers not met, and no pairs.
+local function create(likers, flag, ttl, first, unmet)
   redis.call('ZADD', likers, flag, '0')
+  if unmet and unmet ~= '' then redis.call('ZADD', likers, PARTIAL_BASE - tonumber(unmet), 'p') end
   for i = first, #ARGV, 2000 do
     redis.call('ZADD', likers, unpack(ARGV, i, math.min(i + 1999, #ARGV)))
   end

@@ -1,9 +1,26 @@
 -- KEYS: build key, likers. ARGV: ttl seconds. Moves a finished rebuild into place unless a
--- concurrent one got there first. -> 1 when placed.
+-- concurrent one got there first; over a partial state, whose members are newer than the rows
+-- the build read (every action since the partial state was made went through it), after
+-- laying them over the build, with its flag. -> 1 when placed.
 if redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('RENAME', KEYS[1], KEYS[2])
   redis.call('EXPIRE', KEYS[2], ARGV[1])
   return 1
 end
-redis.call('DEL', KEYS[1])
-return 0
+if not redis.call('ZSCORE', KEYS[2], 'p') then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
+local met = redis.call('ZRANGEBYSCORE', KEYS[2], UNLIKED, '+inf', 'WITHSCORES')
+for i = 1, #met, 2 do
+  if met[i] == '0' or tonumber(met[i + 1]) >= 0 then
+    redis.call('ZADD', KEYS[1], met[i + 1], met[i])
+  else
+    redis.call('ZREM', KEYS[1], met[i])
+  end
+end
+-- A state with actions waiting in the stream has no expiry until the flush wrote them.
+local waiting = redis.call('PTTL', KEYS[2]) == -1
+redis.call('RENAME', KEYS[1], KEYS[2])
+if waiting then redis.call('PERSIST', KEYS[2]) else redis.call('EXPIRE', KEYS[2], ARGV[1]) end
+return 1
