@@ -58,12 +58,11 @@ NEEDS_CHECK = "check"  # ``like`` answers this for a CHECK comment not yet check
 # Besides the sentinel it holds a marker member whose score counts the likers it has not met
 # (``PARTIAL_BASE - score``), and the users it met since it was made: a liker scored with the
 # like's time, as in a whole state, or ``UNLIKED`` for one who does not like the comment. A
-# like by a user it has not met needs that user's row first (``NEEDS_USER``); the likers list
+# like by a user it has not met needs that user's row first (``NeedsUser``); the likers list
 # needs the whole state, built over it (``state_sync.load``). Count = likers met + not met.
 PARTIAL = "p"
 PARTIAL_BASE = -10  # below the sentinel's flags and UNLIKED: likers are the members scored >= 0
 UNLIKED = -3
-NEEDS_USER = "user"  # ``like`` answers this for a user a partial state has not met
 
 
 def sentinel_score(*, status: str, visibility: str) -> int:
@@ -401,6 +400,24 @@ LOAD_CAREFULLY = "load carefully"  # ``like``'s answer when only ``state_sync.lo
 
 
 @dataclass(frozen=True, slots=True)
+class NeedsUser:
+    """``like``'s answer when the state is partial and has not met the user: the user's row
+    read from now on (``since``, Redis time in ms) will do."""
+
+    since: int
+
+
+@dataclass(frozen=True, slots=True)
+class UserRow:
+    """A user's like row of a comment as read for ``like``: the like's time in ms, or
+    ``UNLIKED`` (no row, or not active), and ``since``, the Redis time after which it was read
+    (None: before any word with Redis, less than ``state_sync.READ_MAX_AGE`` ago)."""
+
+    value: int
+    since: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Creation:
     """A missing state for ``like`` to create first: the sentinel's ``flag``, the likers as
     ``[ms, user_id, ...]`` (a whole state), or how many there are (``unmet``: a partial state,
@@ -422,14 +439,14 @@ def like(
     liked: bool,
     checked: bool,
     subject_open: bool = False,
-    user_row: int | None = None,
+    user_row: UserRow | None = None,
     create: Creation | None = None,
 ):
     """Apply one action; ``(count, liked)``; ``NEEDS_CHECK`` when ``checked`` is false and the
     comment is not OPEN or its subject is not marked open (``subject_open``: the caller read
-    the subject open just now, which marks it so unless it was just closed); ``NEEDS_USER``
-    when the state is partial, has not met the user, and ``user_row`` is None (else it is the
-    user's like row as read lately: the like's time in ms, or ``UNLIKED``). When the
+    the subject open just now, which marks it so unless it was just closed); ``NeedsUser``
+    when the state is partial and has not met the user, unless ``user_row`` was read after the
+    flush last wrote the comment's actions to the rows (then the state meets it). When the
     comment's state is missing, ``create`` makes it first if the rows it was read from cannot
     be behind; else the answer is ``Cold`` (read the rows and call again) or
     ``LOAD_CAREFULLY`` (actions wait in the stream: ``state_sync.load``). ``Cold`` also
@@ -447,8 +464,9 @@ def like(
         keys.written(subject_id),
         keys.subject_open(subject_id),
     ]
-    row = "" if user_row is None else user_row
+    row, row_since = ("", "") if user_row is None else (user_row.value, user_row.since)
     args: list[int | str] = [user_id, int(liked), comment_id, int(checked), int(subject_open), row]
+    args.append("" if row_since is None else row_since)
     if create is not None:
         since = "" if create.since is None else create.since
         unmet = "" if create.unmet is None else create.unmet
@@ -469,7 +487,7 @@ def like(
     if count == -2:
         return NEEDS_CHECK
     if count == -4:
-        return NEEDS_USER
+        return NeedsUser(since=now_liked)
     if not register and result[2] == 1:
         round_trip(r, [registration])
         register = True

@@ -292,7 +292,7 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
     checked = None
     creation = rows.creation(partial=True) if rows is not None else None
     subject_open = rows is not None and rows.subject_open
-    user_row = rows.user_row if rows is not None else None
+    user_row = live.UserRow(rows.user_row) if rows is not None and rows.user_row is not None else None
     if r is not None:
         try:
             for _ in range(5):
@@ -310,13 +310,15 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
                 if result is live.NEEDS_CHECK:
                     checked = _likeable(comment_id, user)
                     subject_open = checked.subject_state == SubjectState.OPEN
-                elif result is live.NEEDS_USER:
-                    user_row = state_sync.user_row(comment_id, subject_id, user.pk)
+                elif isinstance(result, live.NeedsUser):
+                    _past_the_flush(sent=user_row)
+                    user_row = live.UserRow(state_sync.user_row(comment_id, subject_id, user.pk), result.since)
                 elif isinstance(result, live.Cold):
+                    _past_the_flush(sent=creation)
                     # A comment of more likers than are worth shipping gets a partial state.
                     rows = state_sync.read_rows(comment_id, likers_up_to=state_sync.FIRST_MEET_LIKERS, user_id=user.pk)
                     creation, subject_open = rows.creation(result.since, partial=True), rows.subject_open
-                    user_row = rows.user_row
+                    user_row = None if rows.user_row is None else live.UserRow(rows.user_row, result.since)
                 elif result is live.LOAD_CAREFULLY:
                     state_sync.load(r, comment_id=comment_id, subject_id=subject_id)
                     creation = None
@@ -325,6 +327,15 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
         except (*live.ERRORS, state_sync.LoadTimeout) as exc:
             live.mark_down(exc)
     return _like_in_database(checked or _likeable(comment_id, user), user, liked)
+
+
+def _past_the_flush(*, sent: object) -> None:
+    """Before reading rows again because the like script refused those ``sent`` (the flush
+    wrote to them in the millisecond the script last answered, or later): wait a millisecond.
+    The script counts a write in the same millisecond as its answer as after it, so rows read
+    again at once could be refused again, as long as Redis's clock stays in that millisecond."""
+    if sent is not None:
+        time.sleep(0.001)
 
 
 def _like_in_database(comment, user: User, liked: bool) -> tuple[int, bool]:

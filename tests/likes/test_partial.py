@@ -78,6 +78,30 @@ def test_users_not_met_are_read_one_at_a_time_and_counted_once(popular, raw_redi
     assert live_count(comment) == len(expected)
 
 
+def test_a_users_row_read_before_the_flush_wrote_to_it_is_not_met(popular, raw_redis, monkeypatch):
+    """Between the read of a user's row and the script, the user likes elsewhere, the flush
+    writes it, and the state is lost and made again without meeting the user: the row read is
+    behind and must not be met."""
+    comment, early, fan = popular
+    user = UserFactory()
+    real_user_row = state_sync.user_row
+
+    def read_then_meddle(comment_id, subject_id, user_id):
+        row = real_user_row(comment_id, subject_id, user_id)  # no like yet
+        monkeypatch.setattr(state_sync, "user_row", real_user_row)
+        like_set(comment_id=comment.pk, user=user, liked=True)  # elsewhere
+        likes_flush()
+        raw_redis.delete(keys.likers(comment.subject_id, comment.pk))  # lost
+        like_set(comment_id=comment.pk, user=UserFactory(), liked=True)  # made again, partial
+        return row
+
+    monkeypatch.setattr(state_sync, "user_row", read_then_meddle)
+
+    assert like_set(comment_id=comment.pk, user=user, liked=True) == (EARLY + 3, True)
+    likes_flush()
+    assert stored(comment)[0] == live_count(comment) == EARLY + 3
+
+
 @pytest.mark.parametrize("page_cache_ttl", [300, 0], ids=["cached-page", "uncached-page"])
 def test_pages_show_the_live_count_and_each_readers_own_like(popular, settings, page_cache_ttl):
     settings.COMMENTS_PAGE_CACHE_TTL = page_cache_ttl
