@@ -311,10 +311,10 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
                     checked = _likeable(comment_id, user)
                     subject_open = checked.subject_state == SubjectState.OPEN
                 elif isinstance(result, live.NeedsUser):
-                    _past_the_flush(sent=user_row)
+                    _past_the_flush(user_row)
                     user_row = live.UserRow(state_sync.user_row(comment_id, subject_id, user.pk), result.since)
                 elif isinstance(result, live.Cold):
-                    _past_the_flush(sent=creation)
+                    _past_the_flush(creation)
                     # A comment of more likers than are worth shipping gets a partial state.
                     rows = state_sync.read_rows(comment_id, likers_up_to=state_sync.FIRST_MEET_LIKERS, user_id=user.pk)
                     creation, subject_open = rows.creation(result.since, partial=True), rows.subject_open
@@ -329,12 +329,14 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
     return _like_in_database(checked or _likeable(comment_id, user), user, liked)
 
 
-def _past_the_flush(*, sent: object) -> None:
-    """Before reading rows again because the like script refused those ``sent`` (the flush
-    wrote to them in the millisecond the script last answered, or later): wait a millisecond.
-    The script counts a write in the same millisecond as its answer as after it, so rows read
-    again at once could be refused again, as long as Redis's clock stays in that millisecond."""
-    if sent is not None:
+def _past_the_flush(sent: live.UserRow | live.Creation | None) -> None:
+    """Before reading rows again because the like script refused those ``sent``, read after its
+    last answer (the flush wrote to them in that answer's millisecond, or later): wait a
+    millisecond. The script counts a write in the same millisecond as its answer as after it,
+    so rows read again at once could be refused again, as long as Redis's clock stays in that
+    millisecond. Rows read before asking Redis are refused for any write in the last minute,
+    which a new answer's time leaves behind."""
+    if sent is not None and sent.since is not None:
         time.sleep(0.001)
 
 
