@@ -548,10 +548,11 @@ def publish(r: redis.Redis | RedisCluster, build_key: str, key: str) -> bool:
 
 
 def cold_check(r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: int) -> tuple[bool, int]:
-    """``(pending, since)``: whether an action of the comment waits in its subject's stream,
-    and the Redis time (ms) of the answer, after which rows read are complete if none does."""
-    pending, since = COLD_CHECK(r, [keys.pending(subject_id)], [comment_id])
-    return bool(pending), since
+    """``(careful, since)``: whether only the careful load may make the comment's whole state
+    (an action waits in its subject's stream, or a partial state is there), and the Redis time
+    (ms) of the answer, after which rows read are complete if not."""
+    careful, since = COLD_CHECK(r, [keys.pending(subject_id), keys.likers(subject_id, comment_id)], [comment_id])
+    return bool(careful), since
 
 
 def create_state(r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: int, creation: Creation) -> bool | None:

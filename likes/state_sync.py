@@ -196,13 +196,13 @@ def _load_small(r: redis.Redis | RedisCluster, *, comment_id: int, subject_id: i
     """Load the state of a comment of at most ``SMALL_STATE`` likes and no action in the stream:
     a word with Redis, one statement and one script that creates the state only if it is still
     missing, so concurrent loaders need no lock. False when the comment is bigger, has actions
-    waiting, or is gone: ``load``'s careful road takes it.
+    waiting or a partial state, or is gone: ``load``'s careful road takes it.
 
     Redis is asked before the database is read, and no action on the comment can be appended
     until its state exists, so the rows read are the whole truth (the script checks that the
     flush wrote none since)."""
-    pending, since = live.cold_check(r, subject_id=subject_id, comment_id=comment_id)
-    if pending:
+    careful, since = live.cold_check(r, subject_id=subject_id, comment_id=comment_id)
+    if careful:
         return False
     try:
         creation = read_rows(comment_id).creation(since)

@@ -143,6 +143,21 @@ def test_a_likers_page_builds_the_whole_state_over_it(popular, raw_redis, django
     assert live_count(comment) == len(expected)
 
 
+def test_a_likers_page_over_it_reads_the_likers_once(popular, monkeypatch):
+    """With nothing waiting, the small load (rows and one script, no lock) would read up to
+    ``SMALL_STATE`` likers only to find the partial state and leave it to the careful build."""
+    comment, early, fan = popular
+    likes_flush()  # nothing waits
+    reads = []
+    real_read = state_sync.read_rows
+    monkeypatch.setattr(state_sync, "read_rows", lambda *a, **k: reads.append(1) or real_read(*a, **k))
+
+    items = bearer(UserFactory()).get(f"{API}/comments/{comment.id}/likers?limit=50").json()["items"]
+
+    assert {item["user"]["id"] for item in items} == {u.pk for u in early} | {fan.pk}
+    assert reads == []  # the careful build read them, once
+
+
 def test_likes_made_while_the_whole_state_is_built_are_kept(popular, raw_redis, monkeypatch):
     comment, early, fan = popular
     newcomer = UserFactory()
