@@ -223,15 +223,23 @@
   };
 
   // --- lists -------------------------------------------------------------------------------
-  async function reload() {
-    const list = $('#cw-list');
-    list.setAttribute('aria-busy', 'true');
-    try {
-      const content = await fragment(`${D.list}&sort=${encodeURIComponent(D.sort)}`);
-      list.replaceChildren(content);
-    } finally {
-      list.setAttribute('aria-busy', 'false');
-    }
+  // The list's latest reload (after signing in, or a new sort). A comment posted meanwhile is
+  // shown only after it: the reload's list may have been read before the comment was written,
+  // and would otherwise replace the comment shown with a list that lacks it.
+  let reloading = Promise.resolve();
+
+  function reload() {
+    reloading = (async () => {
+      const list = $('#cw-list');
+      list.setAttribute('aria-busy', 'true');
+      try {
+        const content = await fragment(`${D.list}&sort=${encodeURIComponent(D.sort)}`);
+        list.replaceChildren(content);
+      } finally {
+        list.setAttribute('aria-busy', 'false');
+      }
+    })();
+    return reloading;
   }
 
   // Appends the comments of ``content`` not shown yet; returns the first one appended.
@@ -457,7 +465,10 @@
   // answers, whose reply form goes), counted, and said beside it.
   async function showPosted(comment, form, replyTo) {
     if (replyTo) form.remove();
-    const article = await insertNew(comment, replyTo);
+    await reloading.catch(() => {});  // its failure is said where it was asked for
+    // A reload replaced the comment answered by its new copy, and may have shown this one.
+    if (replyTo && !replyTo.isConnected) replyTo = document.getElementById(replyTo.id) || replyTo;
+    const article = document.getElementById(`c-${comment.id}`) || await insertNew(comment, replyTo);
     if (comment.status === 'published') {
       setCount(1);
       if (replyTo) setReplyCount(comment.root_id, 1);

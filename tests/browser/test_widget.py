@@ -332,6 +332,47 @@ def test_quick_like_then_unlike_ends_unliked_even_when_the_like_is_answered_late
     no_problems(page)
 
 
+def test_a_comment_posted_while_the_list_reloads_stays_shown(host, page):
+    """A reader who picks another order and posts at once: the list the new order reads may
+    have been read before the comment was written, and must not take the comment away when it
+    arrives. The list's answer is read from the server first and handed over after the post."""
+    subject, _ = two_level_subject(host.site, roots=2)
+    held: list = []
+
+    def hold_the_reloaded_list(route):
+        if "sort=new" in route.request.url and not held:
+            held.append(route)  # read and answered below, around the post
+        else:
+            route.continue_()
+
+    page.route("**/embed/fragments/comments?*", hold_the_reloaded_list)
+    page.goto(host.url(subject.key, user="alice"))
+    frame = widget(page)
+    signed_in_as(frame, "Alice")
+    click(frame.get_by_role("link", name="Newest"))
+    wait_until(page, lambda: held)
+    read_before_the_post = held[0].fetch()
+    assert "Posted during the reload" not in read_before_the_post.text()
+
+    type_into(frame.locator("#cw-body"), "Posted during the reload")
+    post = frame.get_by_role("button", name="Post")
+    click(post)
+    wait_until(page, lambda: Comment.objects.filter(content__body="Posted during the reload").exists())
+    try:  # a widget that shows the comment at once does so now (and frees its button) ...
+        expect(post).to_be_enabled(timeout=2000)
+    except AssertionError:  # ... this one waits for the list
+        pass
+    held[0].fulfill(response=read_before_the_post)
+    expect(frame.locator("#cw-list")).to_have_attribute("aria-busy", "false")
+    expect(frame.get_by_text("Top-level comment 1")).to_be_visible()  # the reloaded list is in
+
+    posted = frame.locator(".cw-c", has_text="Posted during the reload")
+    assert_seen_by_a_person(posted)
+    expect(posted).to_have_count(1)
+    expect(frame.locator("#cw-count")).to_have_text("3 comments")
+    no_problems(page)
+
+
 def test_a_new_subject_is_created_by_its_first_comment_and_can_be_edited_and_deleted(host, page, shot):
     page.goto(host.url("article:brand-new", user="bob"))
     frame = widget(page)
