@@ -13,7 +13,8 @@ rows to everyone until the next write).
 
 **Read your writes.** After a request that wrote on the primary (a non-safe method answered
 below 400 that ran a statement other than a SELECT there: a like answered from Redis does not), the
-primary's WAL position (``pg_current_wal_lsn()``, one small query) is kept in the shared cache
+primary's WAL insert position (``pg_current_wal_insert_lsn()``, one small query: a post's commit
+may not be written out yet) is kept in the shared cache
 (Redis) under the client's credentials: its bearer token or session cookie (and a session cookie
 the response sets, as a sign-in does), and under its user, so the user's other devices count
 too. That client's reads go to the primary until a
@@ -67,7 +68,7 @@ PRIMARY_MODELS = frozenset({"comments.user", "comments.apitoken", "sessions.sess
 # What a replica reports: where it has replayed to and how far behind it is. On a server that is
 # not in recovery (a test's mirror of the primary) both say "up to date".
 _PROBE_SQL = """
-SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END::text,
+SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_insert_lsn() END::text,
        CASE WHEN NOT pg_is_in_recovery() OR pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
             ELSE COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()), 0) END
 """
@@ -358,8 +359,26 @@ def _primary_position() -> int | None:
     if primary.vendor != "postgresql":
         return None
     with primary.cursor() as cursor:
-        cursor.execute("SELECT pg_current_wal_lsn()::text")
-        return lsn_value(cursor.fetchone()[0])
+        # The insert position, not the write position: a post commits asynchronously
+        # (COMMENTS_ASYNC_POST_COMMIT), and its commit may not be written out yet.
+        cursor.execute("SELECT pg_current_wal_insert_lsn()::text")
+        position = lsn_value(cursor.fetchone()[0])
+    return None if position is None else _record_end(position)
+
+
+# PostgreSQL's WAL pages (its default build) and the headers that open them: a long one on the
+# first page of a segment, a short one on the others.
+WAL_PAGE = 8192
+WAL_PAGE_HEADERS = (24, 40)
+
+
+def _record_end(insert_position: int) -> int:
+    """The end of the last record inserted, from the insert position. When that record ended
+    a page, the insert position is past the next page's header, and a replica that replayed
+    everything is at the page's end (``pg_last_wal_replay_lsn()``), below it until more is
+    written."""
+    offset = insert_position % WAL_PAGE
+    return insert_position - offset if offset in WAL_PAGE_HEADERS else insert_position
 
 
 def record_write(credentials: list[str]) -> None:

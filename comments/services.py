@@ -155,7 +155,8 @@ def _store_new_comment(comment: Comment, content: CommentContent, *, counted: bo
     On PostgreSQL all of it is one statement, run in autocommit unless the caller holds a
     transaction, so the subject row is locked only while the server runs it and commits: no
     round trip to this process (which may be waiting for the GIL behind other threads) happens
-    while every other writer of the subject waits.
+    while every other writer of the subject waits. Run in autocommit, its commit is asynchronous
+    when ``COMMENTS_ASYNC_POST_COMMIT`` says so (``_commits_asynchronously``).
 
     The subject's cached pages are dropped once the comment is committed, and only then: a
     reader reads the subject's version before the rows, so a page rebuilt from the rows as
@@ -182,6 +183,18 @@ _COMMENT_COLUMNS = (
     "like_count, reply_count, descendant_count, reply_floor_seq, created_at, edited_at"
 )
 _CONTENT_COLUMNS = "comment_id, subject_id, body, html, mentions, author_ip, user_agent"
+
+
+# Makes the transaction of the statement that runs it commit without waiting for the WAL flush.
+_ASYNC_COMMIT = ", set_config('synchronous_commit', 'off', true)"
+
+
+def _commits_asynchronously() -> bool:
+    """Whether a post's statement may commit asynchronously: when the settings allow it and
+    the statement is its own transaction (a flush costs a post more than the rest of its
+    statement). The floor and the counters commit with the comment, so a crash of the server
+    loses a post whole or not at all. A caller's transaction keeps its own durability."""
+    return settings.COMMENTS_ASYNC_POST_COMMIT and not connection.in_atomic_block
 
 
 def _store_new_comment_in_one_statement(comment: Comment, content: CommentContent, *, counted: bool) -> int:
@@ -234,7 +247,7 @@ def _store_new_comment_in_one_statement(comment: Comment, content: CommentConten
         "RETURNING id, floor), "
         f"stored_content AS (INSERT INTO {content_table} ({_CONTENT_COLUMNS}) "
         "SELECT stored.id, %s::bigint, %s::text, %s::text, %s::jsonb, %s::inet, %s::text FROM stored) "
-        "SELECT floor FROM stored"
+        f"SELECT floor{_ASYNC_COMMIT if _commits_asynchronously() else ''} FROM stored"
     )
     params = [
         *step_params,

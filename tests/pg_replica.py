@@ -37,7 +37,7 @@ def until_replayed(alias: str = "replica1") -> None:
     """Until ``alias`` has replayed everything the primary has written so far."""
     if not is_streaming_replica(alias):
         return
-    target = _position("default", "SELECT pg_current_wal_lsn()::text")
+    target = replicas._primary_position() or 0  # posts commit asynchronously: where they end
     deadline = time.monotonic() + WAIT_SECONDS
     while _position(alias, "SELECT pg_last_wal_replay_lsn()::text") < target:
         if time.monotonic() > deadline:

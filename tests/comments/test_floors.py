@@ -1,7 +1,7 @@
 import threading
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from comments import services
 from comments.models import Comment, Status
@@ -99,3 +99,49 @@ def test_replies_are_numbered_per_thread(subject, user):
     b1 = CommentFactory(subject=subject, author=user, reply_to=b)
     a2 = CommentFactory(subject=subject, author=user, reply_to=a1)
     assert [a1.floor, a2.floor, b1.floor] == [1, 2, 1]
+
+
+def _wal_flushes() -> int:
+    """How many times PostgreSQL has flushed its WAL to disk, this session's flushes counted."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_force_next_flush()")  # this session's counts, reported when it idles
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT wal_sync FROM pg_stat_wal")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's commits: SQLite has no asynchronous one")
+@pytest.mark.django_db(transaction=True)
+def test_a_post_does_not_wait_for_its_commit_to_reach_the_disk_unless_told_to(settings):
+    """Posts made as a request makes them (each its own transaction) commit asynchronously:
+    thirty of them flush the WAL a few times at most (the WAL writer's own rounds), where
+    durable commits flush it once each. Either way every post is stored with its floor."""
+    subject, user = SubjectFactory(), UserFactory()
+    posts = 30
+
+    def flushes_while_posting() -> int:
+        before = _wal_flushes()
+        for i in range(posts):
+            services.comment_create(subject=subject, author=user, body=f"post {i}")
+        return _wal_flushes() - before
+
+    assert flushes_while_posting() <= posts // 3
+    settings.COMMENTS_ASYNC_POST_COMMIT = False
+    assert flushes_while_posting() >= posts
+    floors = sorted(Comment.objects.filter(subject=subject).values_list("floor", flat=True))
+    assert floors == list(range(1, 2 * posts + 1))
+    subject.refresh_from_db()
+    published = Comment.objects.filter(subject=subject, status=Status.PUBLISHED).count()  # a burst goes to review
+    assert (subject.floor_seq, subject.comment_count) == (2 * posts, published)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's commits: SQLite has no asynchronous one")
+@pytest.mark.django_db(transaction=True)
+def test_a_post_inside_a_callers_transaction_keeps_that_transactions_durability():
+    """An import's batch, a test's block: the caller's transaction commits as it would anyway."""
+    subject, user = SubjectFactory(), UserFactory()
+    before = _wal_flushes()
+    for i in range(10):
+        with transaction.atomic():
+            services.comment_create(subject=subject, author=user, body=f"post {i}")
+    assert _wal_flushes() - before >= 10

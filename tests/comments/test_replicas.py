@@ -91,7 +91,7 @@ def test_a_request_that_writes_uses_the_primary_alone_and_pins_its_client_to_its
     pinned = cache.get(replicas._pin_key("t:" + raw))
     if vendor() == "postgresql":
         with connections["default"].cursor() as cursor:
-            cursor.execute("SELECT pg_current_wal_lsn()::text")
+            cursor.execute("SELECT pg_current_wal_insert_lsn()::text")
             now = replicas.lsn_value(cursor.fetchone()[0])
         assert 0 < replicas.lsn_value(pinned) <= now
     else:
@@ -247,7 +247,7 @@ def test_a_page_the_cache_shares_is_built_from_a_source_holding_every_earlier_wr
     with reads() as (primary, replica):
         response = APIClient().get(f"/api/v1/subjects/{subject.pk}/comments")
     assert "cached for everyone" in response.content.decode()
-    assert [q for q in primary.captured_queries if "pg_current_wal_lsn" in q["sql"]] or vendor() != "postgresql"
+    assert [q for q in primary.captured_queries if "pg_current_wal_insert_lsn" in q["sql"]] or vendor() != "postgresql"
     if vendor() == "postgresql":
         # The replica had replayed up to the primary's position when the build began.
         assert touching(replica, "comment_index") and not touching(primary, "comment_index")
@@ -347,3 +347,13 @@ def test_only_a_request_that_wrote_to_the_primary_pins_its_client(routed, rf):
     assert cache.get(replicas._pin_key("t:" + raw)) is None
     replicas.ReplicaMiddleware(writes)(rf.post("/", HTTP_AUTHORIZATION=f"Bearer {raw}"))
     assert cache.get(replicas._pin_key("t:" + raw)) is not None
+
+
+def test_the_end_of_the_last_record_is_the_page_boundary_when_the_insert_position_is_past_a_header():
+    """``pg_current_wal_insert_lsn()`` points past the next page's header when the last record
+    ended a page, where a replica that replayed it all reports the page's end."""
+    page = replicas.WAL_PAGE
+    assert replicas._record_end(5 * page + 24) == 5 * page  # a page's short header
+    assert replicas._record_end(2048 * page + 40) == 2048 * page  # a segment's first page, long header
+    assert replicas._record_end(5 * page + 64) == 5 * page + 64  # inside a page: the record's end
+    assert replicas._record_end(5 * page) == 5 * page
