@@ -332,7 +332,7 @@ def test_quick_like_then_unlike_ends_unliked_even_when_the_like_is_answered_late
     no_problems(page)
 
 
-def test_a_comment_posted_while_the_list_reloads_stays_shown(host, page):
+def test_a_comment_posted_while_the_list_reloads_stays_shown(host, page, shot):
     """A reader who picks another order and posts at once: the list the new order reads may
     have been read before the comment was written, and must not take the comment away when it
     arrives. The list's answer is read from the server first and handed over after the post."""
@@ -370,6 +370,7 @@ def test_a_comment_posted_while_the_list_reloads_stays_shown(host, page):
     assert_seen_by_a_person(posted)
     expect(posted).to_have_count(1)
     expect(frame.locator("#cw-count")).to_have_text("3 comments")
+    snap(page, shot, "posted-during-reload")
     no_problems(page)
 
 
