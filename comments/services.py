@@ -145,12 +145,17 @@ def _apply_count_delta(comment: Comment, delta: int, *, subject_counted: bool = 
     )
 
 
-def _store_new_comment(comment: Comment, content: CommentContent, *, counted: bool) -> int:
+def _store_new_comment(comment: Comment, content: CommentContent, *, counted: bool, moderator: bool) -> int:
     """Store a new comment and its content, take its floor and count it (when ``counted``) in
     its subject and, for a reply, in its ancestors; returns the floor. A top-level comment's
     floor comes from the subject's sequence, a reply's from its thread's (the top-level
     comment's ``reply_floor_seq``); both are taken under the row's lock in the transaction that
     inserts, so floors stay unique and gap-free.
+
+    The subject must still be open, unless the author moderates its site (``moderator``): the
+    check the caller made on the subject as it read it is made again on the row this updates,
+    under its lock, since a moderator may have closed the discussion in between. A closed one
+    stores nothing and raises ``SubjectClosed``.
 
     On PostgreSQL all of it is one statement, run in autocommit unless the caller holds a
     transaction, so the subject row is locked only while the server runs it and commits: no
@@ -162,9 +167,9 @@ def _store_new_comment(comment: Comment, content: CommentContent, *, counted: bo
     reader reads the subject's version before the rows, so a page rebuilt from the rows as
     they were carries a version the deletion made old."""
     if connection.vendor == "postgresql":
-        floor = _store_new_comment_in_one_statement(comment, content, counted=counted)
+        floor = _store_new_comment_in_one_statement(comment, content, counted=counted, moderator=moderator)
     else:
-        floor = _store_new_comment_step_by_step(comment, content, counted=counted)
+        floor = _store_new_comment_step_by_step(comment, content, counted=counted, moderator=moderator)
     transaction.on_commit(lambda: pagecache.subject_changed(comment.subject_id))
     comment._state.adding = content._state.adding = False
     comment._state.db = content._state.db = connection.alias
@@ -197,7 +202,23 @@ def _commits_asynchronously() -> bool:
     return settings.COMMENTS_ASYNC_POST_COMMIT and not connection.in_atomic_block
 
 
-def _store_new_comment_in_one_statement(comment: Comment, content: CommentContent, *, counted: bool) -> int:
+def _not_stored(subject_id: int, what: str) -> Exception:
+    """Why a new comment's statement stored nothing: its subject was closed since the caller
+    read it, or else what ``what`` names was deleted."""
+    state = Subject.objects.filter(pk=subject_id).values_list("state", flat=True).first()
+    if state == SubjectState.CLOSED:
+        return SubjectClosed()
+    return NotFound(f"{what} no longer exists.")
+
+
+# Of the subject row a new comment's statement updates: still open, or the author may write in
+# a closed one (a moderator of its site).
+_STILL_OPEN = "(state <> %s OR %s)"
+
+
+def _store_new_comment_in_one_statement(
+    comment: Comment, content: CommentContent, *, counted: bool, moderator: bool
+) -> int:
     subject_table, comment_table, content_table = (
         connection.ops.quote_name(model._meta.db_table) for model in (Subject, Comment, CommentContent)
     )
@@ -207,9 +228,9 @@ def _store_new_comment_in_one_statement(comment: Comment, content: CommentConten
         # The subject row: the floor and the counters.
         steps = (
             f"taken AS (UPDATE {subject_table} SET floor_seq = floor_seq + 1, comment_count = comment_count + %s, "
-            "root_count = root_count + %s WHERE id = %s RETURNING floor_seq AS floor)"
+            f"root_count = root_count + %s WHERE id = %s AND {_STILL_OPEN} RETURNING floor_seq AS floor)"
         )
-        step_params: list[Any] = [delta, delta, comment.subject_id]
+        step_params: list[Any] = [delta, delta, comment.subject_id, SubjectState.CLOSED.value, moderator]
         floor_from = "taken"
     else:
         # The subject row's counter first (the lock order: the one-time filter below runs this
@@ -218,7 +239,8 @@ def _store_new_comment_in_one_statement(comment: Comment, content: CommentConten
         # may change a row only once).
         ancestors, direct = _counted_ancestors(comment)
         steps = (
-            f"subject AS (UPDATE {subject_table} SET comment_count = comment_count + %s WHERE id = %s RETURNING id), "
+            f"subject AS (UPDATE {subject_table} SET comment_count = comment_count + %s "
+            f"WHERE id = %s AND {_STILL_OPEN} RETURNING id), "
             f"taken AS (UPDATE {comment_table} SET "
             "reply_floor_seq = reply_floor_seq + CASE WHEN id = %s THEN 1 ELSE 0 END, "
             "descendant_count = descendant_count + CASE WHEN id = ANY(%s::bigint[]) THEN %s ELSE 0 END, "
@@ -229,6 +251,8 @@ def _store_new_comment_in_one_statement(comment: Comment, content: CommentConten
         step_params = [
             delta,
             comment.subject_id,
+            SubjectState.CLOSED.value,
+            moderator,
             comment.root_id,
             ancestors,
             delta,
@@ -272,12 +296,15 @@ def _store_new_comment_in_one_statement(comment: Comment, content: CommentConten
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
-        # The subject or the thread was deleted since they were read: nothing was stored.
-        raise NotFound("The discussion or the comment replied to no longer exists.")
+        # The subject was closed, or it or the thread deleted, since they were read: nothing
+        # was stored.
+        raise _not_stored(comment.subject_id, "The discussion or the comment replied to")
     return row[0]
 
 
-def _store_new_comment_step_by_step(comment: Comment, content: CommentContent, *, counted: bool) -> int:
+def _store_new_comment_step_by_step(
+    comment: Comment, content: CommentContent, *, counted: bool, moderator: bool
+) -> int:
     """The same as one statement, for databases without data-modifying CTEs (SQLite, which
     runs one writer at a time anyway)."""
     top_level = comment.depth == 0
@@ -285,12 +312,13 @@ def _store_new_comment_step_by_step(comment: Comment, content: CommentContent, *
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {connection.ops.quote_name(Subject._meta.db_table)} SET floor_seq = floor_seq + %s, "
-            "comment_count = comment_count + %s, root_count = root_count + %s WHERE id = %s RETURNING floor_seq",
-            [int(top_level), delta, delta * int(top_level), comment.subject_id],
+            f"comment_count = comment_count + %s, root_count = root_count + %s WHERE id = %s AND {_STILL_OPEN} "
+            "RETURNING floor_seq",
+            [int(top_level), delta, delta * int(top_level), comment.subject_id, SubjectState.CLOSED.value, moderator],
         )
         row = cursor.fetchone()
         if row is None:
-            raise NotFound("The discussion no longer exists.")
+            raise _not_stored(comment.subject_id, "The discussion")
         comment.floor = row[0]
         if not top_level:
             cursor.execute(
@@ -429,7 +457,7 @@ def comment_create(
         user_agent=(user_agent or "")[:512],
     )
     counted = is_counted(decision.status, visibility)
-    comment.floor = _store_new_comment(comment, content, counted=counted)
+    comment.floor = _store_new_comment(comment, content, counted=counted, moderator=viewer.is_moderator)
     # Outside a caller's transaction the comment is committed by now and this runs at once.
     transaction.on_commit(
         lambda: hooks.send_together(
@@ -546,9 +574,10 @@ def comment_edit(*, comment: Comment, editor: User, body: object) -> Comment:
     may be sent back to review.
 
     The text is checked and rendered before the comment is locked (those take a while); what
-    the edit requires of the comment is checked on the row as read, to refuse early, and again
-    on the locked row, which is what changes. If a moderator changed the comment's status
-    meanwhile, their decision stands (the second check looks at the new text again)."""
+    the edit requires of the comment and its subject (still open) is checked on the rows as
+    read, to refuse early, and again on the rows as they are under the lock, which is what
+    changes. If a moderator changed the comment's status meanwhile, their decision stands (the
+    second check looks at the new text again)."""
     _check_editable(comment, editor)
     body = check_body(body)
     subject = comment.subject
@@ -563,8 +592,10 @@ def comment_edit(*, comment: Comment, editor: User, body: object) -> Comment:
     mentions = _resolve_mentions(decision.body, comment.subject_id)
     now = timezone.now()
     with transaction.atomic():
-        current = _lock_comment(comment.id)
+        current = comment_lock(comment.id)
+        subject = current.subject  # as it is now
         _check_editable(current, editor)
+        check_subject_open(subject_state=subject.state, site_id=site.pk, user=editor, is_moderator=viewer.is_moderator)
         to_status = decision.status if current.status == comment.status else current.status
         CommentContent.objects.filter(pk=comment.id, subject_id=comment.subject_id).update(
             body=decision.body, html=html, mentions=mentions

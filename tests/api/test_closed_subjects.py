@@ -9,7 +9,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from comments.exceptions import NotFound, SubjectClosed
 from comments.models import Comment, CommentContent, Status, Subject
+from comments.services import comment_create, comment_edit
 from likes import keys, live
 from likes.services import like_set, likes_flush
 from moderation.models import Report
@@ -65,6 +67,39 @@ def test_moderators_still_comment_and_reply_in_a_closed_subject(client_for, mode
     assert post(mod, subject, "Closing this discussion, thanks all.").status_code == 201
     assert post(mod, subject, "Answered here.", reply_to_id=comment.id).status_code == 201
     assert Subject.objects.get(pk=subject.pk).comment_count == 3
+
+
+def test_a_post_that_read_the_subject_open_is_refused_if_it_closed_before_the_write(subject, comment, moderator):
+    """The post checks the subject's state as it read it, then again in the statement that
+    stores it, on the row that statement locks: a closing that commits in between refuses the
+    post, top-level or reply, and nothing of it is stored or counted."""
+    as_read = Subject.objects.select_related("site").get(pk=subject.pk)
+    Subject.objects.filter(pk=subject.pk).update(state="closed")  # a moderator closes it meanwhile
+    counters = ("comment_count", "root_count", "floor_seq")
+    before = Subject.objects.values_list(*counters).get(pk=subject.pk)
+    reader = UserFactory()
+
+    with pytest.raises(SubjectClosed):
+        comment_create(subject=as_read, author=reader, body="just too late")
+    with pytest.raises(SubjectClosed):
+        comment_create(subject=as_read, author=reader, body="a late answer", reply_to_id=comment.id)
+
+    assert list(Comment.objects.filter(subject=subject).values_list("pk", flat=True)) == [comment.id]
+    assert Subject.objects.values_list(*counters).get(pk=subject.pk) == before
+    assert Comment.objects.values_list("reply_count", "reply_floor_seq").get(pk=comment.pk) == (0, 0)
+
+    # Its site's moderators still write there, on the same out-of-date read.
+    assert comment_create(subject=as_read, author=moderator, body="Closing words.").floor == before[2] + 1
+    assert comment_create(subject=as_read, author=moderator, body="An answer.", reply_to_id=comment.id).floor == 1
+
+
+def test_a_post_to_a_subject_deleted_since_it_was_read_is_not_found(subject):
+    as_read = Subject.objects.select_related("site").get(pk=subject.pk)
+    Subject.objects.filter(pk=subject.pk).delete()
+
+    with pytest.raises(NotFound):
+        comment_create(subject=as_read, author=UserFactory(), body="anyone here?")
+    assert not Comment.objects.filter(subject_id=subject.pk).exists()
 
 
 def test_readers_may_not_like_or_unlike_in_a_closed_subject(client_for, moderator, subject, comment, like_store):
@@ -154,6 +189,16 @@ def test_authors_may_not_edit_in_a_closed_subject_unless_they_moderate(client_fo
         f"{API}/comments/{own.id}", {"body": "a moderator's second words"}, format="json"
     )
     assert edited.status_code == 200 and edited.json()["body"] == "a moderator's second words"
+
+
+def test_an_edit_that_read_the_subject_open_is_refused_if_it_closed_before_the_write(subject, comment, author):
+    as_read = Comment.objects.select_related("subject__site").get(pk=comment.pk)
+    Subject.objects.filter(pk=subject.pk).update(state="closed")  # a moderator closes it meanwhile
+
+    with pytest.raises(SubjectClosed):
+        comment_edit(comment=as_read, editor=author, body="second words")
+    assert CommentContent.objects.get(pk=comment.pk).body == "first words"
+    assert Comment.objects.get(pk=comment.pk).edited_at is None
 
 
 def test_readers_may_not_report_in_a_closed_subject(client_for, moderator, subject, comment):
