@@ -96,7 +96,7 @@ def _start(request, form: EmailForm, site, *, lang: str, status: int = 200, prob
         "form": form,
         "site": site,
         "problem": problem,
-        "providers": oidc_providers.buttons(site, lang, oidc_providers.handoff_of(request)),
+        "providers": oidc_providers.buttons(site, lang),
     }
     return _page(request, "accounts/start.html", context, lang=lang, status=status)
 
@@ -134,6 +134,19 @@ def start(request: HttpRequest) -> HttpResponse:
     except DATABASE_UNAVAILABLE:
         return _error(request, None, lang=lang)
     return _start(request, EmailForm(initial={"site": site.key, "lang": lang}), site, lang=lang)
+
+
+@require_POST
+def handoff(request: HttpRequest) -> HttpResponse:
+    """The window's page registers the frame's name for the hand-off of a provider's sign-in
+    (``signin-popup.js``: asked of the frame that opened the window, by ``postMessage`` on this
+    origin alone). A POST of this origin's pages only (CSRF: token and ``Origin``), kept in the
+    window's session: no outsider's link or form can name a hand-off of their choosing."""
+    if not oidc_providers.handoff_register(request, request.POST.get("handoff", "")):
+        return HttpResponse("Invalid hand-off.", status=400, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(status=204)
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @require_POST

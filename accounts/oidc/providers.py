@@ -14,13 +14,28 @@ from comments.exceptions import NotFound, PermissionDenied
 from comments.models import Site
 
 HANDOFF = re.compile(r"[0-9a-f]{64}")
+# Where the window keeps the frame's name for the hand-off: its own session, which only a page of
+# this origin can write (``accounts.views.handoff``), never its address, which anyone can write.
+HANDOFF_SESSION_KEY = "comments_signin_handoff"
 
 
-def handoff_of(request) -> str:
-    """The frame's name for the hand-off of its sign-in (the SHA-256 of a secret it keeps), if
-    the window's address carries one."""
-    handoff = request.GET.get("handoff", "")
-    return handoff if HANDOFF.fullmatch(handoff) else ""
+def handoff_claim(request) -> str:
+    """The frame's name for the hand-off of its sign-in (the SHA-256 of a secret it keeps), as
+    the window's own page registered it in its session, if it did; taken from the session, so
+    one registration names one sign-in's hand-off. A name from the window's address is never
+    taken: an outsider's link could carry one of their own choosing, and the sign-in it kept
+    would be theirs to take (issue 33, F1)."""
+    handoff = request.session.pop(HANDOFF_SESSION_KEY, "")
+    return handoff if isinstance(handoff, str) and HANDOFF.fullmatch(handoff) else ""
+
+
+def handoff_register(request, handoff: str) -> bool:
+    """Keep ``handoff`` in the window's session, for the provider's sign-in it starts next.
+    False for a value that is not a SHA-256 in hex."""
+    if not HANDOFF.fullmatch(handoff):
+        return False
+    request.session[HANDOFF_SESSION_KEY] = handoff
+    return True
 
 
 def configured() -> dict[str, dict]:
@@ -51,10 +66,9 @@ def check_offered(site: Site, key: str) -> None:
         raise PermissionDenied(f"This site does not sign readers in with {name_of(key)}.")
 
 
-def buttons(site: Site, lang: str, handoff: str = "") -> list[dict]:
-    """The window's buttons, one per provider the site offers: ``{"key", "name", "url"}``;
-    ``handoff``, the frame's name for the sign-in's hand-off, goes along."""
-    query = urlencode({"site": site.key, "lang": lang, **({"handoff": handoff} if handoff else {})})
+def buttons(site: Site, lang: str) -> list[dict]:
+    """The window's buttons, one per provider the site offers: ``{"key", "name", "url"}``."""
+    query = urlencode({"site": site.key, "lang": lang})
     return [
         {"key": key, "name": name_of(key), "url": f"{reverse('accounts:oidc-start', args=[key])}?{query}"}
         for key in offered(site)

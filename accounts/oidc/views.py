@@ -30,7 +30,8 @@ def start(request: HttpRequest, provider: str) -> HttpResponse:
     """Off to the provider, for a site that offers it. A link, not a form: the window's pages
     allow forms to post only to this origin (CSP ``form-action``), and starting a sign-in signs
     nobody in by itself; the flow's state, PKCE verifier and nonce wait in this window's
-    session, with the frame's name for the hand-off (``handoff``)."""
+    session, with the frame's name for the hand-off if the window's page registered one there
+    (``providers.handoff_claim``; never from this address)."""
     lang = reader_language(request, request.GET.get("lang"))
     try:
         site = queries.site_by_key(request.GET.get("site", "")[:64])
@@ -43,7 +44,7 @@ def start(request: HttpRequest, provider: str) -> HttpResponse:
         response = app_provider.redirect(
             request,
             "login",
-            data={"site": site.key, "lang": lang, "nonce": nonce, "handoff": providers.handoff_of(request)},
+            data={"site": site.key, "lang": lang, "nonce": nonce, "handoff": providers.handoff_claim(request)},
             auth_params=auth_params,
         )
     except (RequestException, OAuth2Error):  # its discovery document did not come

@@ -4,7 +4,10 @@
 // has no opener: it passes the result on a same-origin BroadcastChannel to the window still
 // waiting, which hands it on in turn. A provider's page may have cut the window off from the
 // frame (Cross-Origin-Opener-Policy); the frame then takes the sign-in itself (signin.js), and
-// the window closes.
+// the window closes. For that, the window's first page asks the frame that opened it for its
+// name of the hand-off (postMessage on this origin alone) and registers it in the window's own
+// session before the reader goes to a provider: a name in the window's address, which anyone's
+// link can write, is never taken (issue 33, F1).
 (() => {
   'use strict';
   const CHANNEL = 'comments-signin';
@@ -28,6 +31,34 @@
       // Cut off from the frame by a provider's page: the frame takes the sign-in itself.
       if (msg.handoff) window.close();
     }
+  } else if (document.getElementById('si-providers') && window.opener) {
+    const providers = document.getElementById('si-providers');
+    const named = new Promise((resolve) => {
+      const fromFrame = (event) => {
+        if (event.source !== window.opener || event.origin !== location.origin) return;
+        const msg = event.data;
+        if (!msg || msg.type !== 'comments:handoff' || !/^[0-9a-f]{64}$/.test(msg.name || '')) return;
+        window.removeEventListener('message', fromFrame);
+        resolve(msg.name);
+      };
+      window.addEventListener('message', fromFrame);
+      // An opener that never answers (not the widget's frame): the sign-in goes on without.
+      setTimeout(() => resolve(null), 3000);
+    });
+    window.opener.postMessage({ type: 'comments:handoff-ask' }, location.origin);
+    // Registered before each start: the service takes it for the one sign-in that follows.
+    const register = (name) => name && fetch(providers.dataset.handoff, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'X-CSRFToken': providers.dataset.csrf },
+      body: new URLSearchParams({ handoff: name }),
+    });
+    providers.addEventListener('click', (event) => {
+      const link = event.target.closest('a[href]');
+      if (!link) return;
+      event.preventDefault();
+      named.then(register).catch(() => null).finally(() => { location.href = link.href; });
+    });
   } else if (document.getElementById('si-waiting')) {
     const site = document.getElementById('si-waiting').dataset.site;
     const channel = new BroadcastChannel(CHANNEL);

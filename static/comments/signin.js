@@ -16,10 +16,12 @@
 
   // A provider's page may cut the window off from this frame (Cross-Origin-Opener-Policy: the
   // window's opener is gone, and to the frame it looks closed); the window then cannot hand
-  // the token over. So the window's address names a hand-off by the SHA-256 of a secret only
-  // this frame keeps, and while the window looks closed the frame asks for the sign-in with
-  // the secret (POST /api/v1/auth/handoff), for five minutes at most.
+  // the token over. So the frame names a hand-off by the SHA-256 of a secret only it keeps,
+  // tells the name to the window it opened when that window asks (postMessage, this origin
+  // only: the window registers it in its own session), and while the window looks closed asks
+  // for the sign-in with the secret (POST /api/v1/auth/handoff), for five minutes at most.
   let handoff = null;  // {secret, name} for the next window
+  let opened = null;  // the one the window that is open now was told
   let asking = null;
   const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
   async function nextHandoff() {
@@ -64,7 +66,7 @@
     button.addEventListener('click', () => {
       const q = new URLSearchParams({ site: root.dataset.site, lang: root.dataset.lang || '' });
       const secret = handoff && handoff.secret;
-      if (handoff) q.set('handoff', handoff.name);
+      opened = handoff;
       popup = window.open(`/auth/?${q}`, 'comments-signin', 'popup,width=480,height=640');
       if (popup) popup.focus();
       if (popup && secret) askWhileCutOff(popup, secret);
@@ -74,6 +76,10 @@
   window.addEventListener('message', (event) => {
     if (!popup || event.source !== popup || event.origin !== location.origin) return;
     const msg = event.data;
+    if (msg && msg.type === 'comments:handoff-ask') {
+      if (opened) popup.postMessage({ type: 'comments:handoff', name: opened.name }, location.origin);
+      return;
+    }
     if (!msg || msg.type !== 'comments:signin' || typeof msg.token !== 'string' || msg.site !== root.dataset.site) return;
     signedIn(msg);
   });

@@ -17,7 +17,7 @@ import pytest
 import requests
 from allauth.socialaccount.models import SocialAccount
 
-from accounts.models import EmailAccount
+from accounts.models import EmailAccount, SignInHandoff
 from comments.avatars import avatar_path
 from comments.models import ApiToken, Comment, User
 from portability.services import user_erase
@@ -68,9 +68,23 @@ class Reader:
     def open_window(self, site: str, **query) -> requests.Response:
         return self.http.get(f"{self.service}/auth/", params={"site": site, "lang": "en", **query}, timeout=10)
 
-    def to_provider(self, site: str, **query) -> requests.Response:
-        """Click the provider's button in the window: the provider's login form."""
+    def register_handoff(self, window: requests.Response, handoff: str) -> requests.Response:
+        """What the window's page does with the name its frame gave it (signin-popup.js): a
+        same-origin POST with the page's CSRF token."""
+        csrf = re.search(r'data-csrf="([^"]+)"', window.text).group(1)
+        return self.http.post(
+            f"{self.service}/auth/handoff",
+            data={"handoff": handoff},
+            headers={"X-CSRFToken": csrf, "Origin": self.service},
+            timeout=10,
+        )
+
+    def to_provider(self, site: str, *, handoff: str = "", **query) -> requests.Response:
+        """Click the provider's button in the window (its page having registered the frame's
+        ``handoff``, if given): the provider's login form."""
         window = self.open_window(site, **query)
+        if handoff:
+            assert self.register_handoff(window, handoff).status_code == 204
         return self.http.get(self.service + links(window.text)[f"Continue with {PROVIDER_NAME}"], timeout=10)
 
     def submit(self, page: requests.Response, extra: dict, *, follow: bool = True) -> requests.Response:
@@ -80,7 +94,9 @@ class Reader:
 
     def consent_page(self, site: str, **query) -> requests.Response:
         """The provider's consent form, after its login form the first time."""
-        page = self.to_provider(site, **query)
+        return self.logged_in_at_provider(self.to_provider(site, **query))
+
+    def logged_in_at_provider(self, page: requests.Response) -> requests.Response:
         if "Sign in to the test provider" in page.text:
             page = self.submit(page, {"username": USERNAME, "password": PASSWORD})
         assert "Authorize Comment service?" in page.text
@@ -335,7 +351,7 @@ def test_the_frame_takes_a_sign_in_its_window_could_not_hand_over_once(reader, s
     assert window["handoff"] is True
 
     def take(secret):
-        return requests.post(f"{live_server.url}/api/v1/auth/handoff", json={"secret": secret}, timeout=10)
+        return take_handoff(live_server.url, secret)
 
     assert take(secrets.token_hex(32)).status_code == 204
     assert take("short").status_code == 400
@@ -353,3 +369,53 @@ def test_the_frame_takes_a_sign_in_its_window_could_not_hand_over_once(reader, s
     assert take(secret).status_code == 204
     # A window without a hand-off keeps none.
     assert reader.sign_in("blog")["handoff"] is False
+
+
+def take_handoff(service: str, secret: str) -> requests.Response:
+    return requests.post(f"{service}/api/v1/auth/handoff", json={"secret": secret}, timeout=10)
+
+
+@pytest.mark.parametrize("door", ["/auth/with/test", "/auth/"])
+def test_a_handoff_named_in_a_link_never_yields_the_victims_sign_in(reader, site, live_server, door):
+    """Issue 33, F1: an attacker picks a secret, sends the victim a link naming its SHA-256 as the
+    hand-off (straight to the provider's start, or to the window), and waits for the victim's
+    one "Authorize" click. The window's address names no hand-off, so nothing is kept for the
+    attacker: the victim's sign-in goes to the victim's window alone."""
+    secret = secrets.token_hex(32)
+    crafted = {"site": "blog", "lang": "en", "handoff": hashlib.sha256(secret.encode()).hexdigest()}
+    page = reader.http.get(f"{live_server.url}{door}", params=crafted, timeout=10)
+    if door == "/auth/":
+        assert crafted["handoff"] not in page.text  # the window's buttons do not carry it on
+        page = reader.http.get(live_server.url + links(page.text)[f"Continue with {PROVIDER_NAME}"], timeout=10)
+    consent = reader.logged_in_at_provider(page)
+    done = reader.http.get(reader.submit(consent, {"allow": "Authorize"}, follow=False).headers["Location"], timeout=10)
+    result = json.loads(RESULT.search(done.text).group(1))
+    assert result["handoff"] is False  # signed in, in the victim's window, and nothing kept
+    assert take_handoff(live_server.url, secret).status_code == 204
+    assert not SignInHandoff.objects.exists()
+
+
+def test_an_outsider_cannot_register_a_handoff_in_the_victims_window(reader, site, live_server):
+    """The registration is a POST of the window's own page: a cross-site form (no CSRF token, or
+    another origin) is refused, and the sign-in that follows keeps nothing."""
+    secret = secrets.token_hex(32)
+    name = hashlib.sha256(secret.encode()).hexdigest()
+    window = reader.open_window("blog")
+    forged = reader.http.post(f"{live_server.url}/auth/handoff", data={"handoff": name}, timeout=10)
+    assert forged.status_code == 403
+    csrf = re.search(r'data-csrf="([^"]+)"', window.text).group(1)
+    elsewhere = reader.http.post(
+        f"{live_server.url}/auth/handoff",
+        data={"handoff": name},
+        headers={"X-CSRFToken": csrf, "Origin": "https://attacker.example"},
+        timeout=10,
+    )
+    assert elsewhere.status_code == 403
+    assert reader.sign_in("blog")["handoff"] is False
+    assert take_handoff(live_server.url, secret).status_code == 204
+
+
+def test_a_handoff_name_must_be_a_sha256(reader, site):
+    window = reader.open_window("blog")
+    assert reader.register_handoff(window, "not-a-hash").status_code == 400
+    assert reader.register_handoff(window, "A" * 64).status_code == 400

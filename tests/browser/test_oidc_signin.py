@@ -6,10 +6,15 @@ to post a comment."""
 
 from __future__ import annotations
 
+import hashlib
+import secrets
+
 import pytest
+import requests
 from allauth.socialaccount.models import SocialAccount
 from playwright.sync_api import expect
 
+from accounts.models import SignInHandoff
 from comments.models import ApiToken, Comment
 from tests.browser.conftest import assert_seen_by_a_person, click, type_into
 from tests.browser.test_signin import serve_static_page
@@ -116,3 +121,54 @@ def test_a_refused_consent_ends_in_the_window_and_signs_nobody_in(
     expect(widget.get_by_role("button", name="Sign in")).to_be_visible()
     expect(widget.locator("#cw-me")).to_be_hidden()
     assert not ApiToken.objects.exists()
+
+
+def test_an_attackers_handoff_never_yields_the_readers_sign_in(page, context, live_server, static_host, oidc_provider):
+    """Issue 33, F1, as an attacker tries it: a secret of their own, its SHA-256 named as the
+    hand-off, once in a link the reader opens, once posted to a window the attacker's page
+    opened on the service. The reader signs in at the provider both times; the attacker's
+    secret takes nothing."""
+    secret = secrets.token_hex(32)
+    name = hashlib.sha256(secret.encode()).hexdigest()
+    send_coop(oidc_provider, True)  # the case the hand-off exists for: the window cut off
+    try:
+        page.goto(f"{live_server.url}/auth/with/test?site=static&lang=en&handoff={name}")
+        signed_in_at_the_provider(page)
+        assert take(live_server, secret).status_code == 204
+
+        page.goto(static_host)  # any page of another origin will do
+        with context.expect_page() as opened:
+            page.evaluate(
+                """([url, name]) => {
+                    const w = window.open(url, 'comments-signin');
+                    const tell = () => { try { w.postMessage({type: 'comments:handoff', name}, '*'); } catch (e) {} };
+                    setInterval(tell, 50);
+                }""",
+                [f"{live_server.url}/auth/?site=static&lang=en&handoff={name}", name],
+            )
+        window = opened.value
+        window.wait_for_load_state()
+        click(window.get_by_role("link", name="Continue with Test ID"))
+        signed_in_at_the_provider(window)
+    finally:
+        send_coop(oidc_provider, False)
+    assert take(live_server, secret).status_code == 204
+    assert not SignInHandoff.objects.exists()
+
+
+def signed_in_at_the_provider(window):
+    """Log in at the provider if it asks, authorize, and wait for the service's page."""
+    login = window.get_by_role("heading", name="Sign in to the test provider")
+    consent = window.get_by_role("heading", name="Authorize Comment service?")
+    expect(login.or_(consent)).to_be_visible()
+    if login.is_visible():
+        type_into(window.get_by_label("Username"), USERNAME)
+        type_into(window.get_by_label("Password"), PASSWORD)
+        click(window.get_by_role("button", name="Sign in"))
+    assert_seen_by_a_person(consent)
+    click(window.get_by_role("button", name="Authorize"))
+    expect(window.get_by_role("heading", name="You are signed in")).to_be_attached()
+
+
+def take(live_server, secret):
+    return requests.post(f"{live_server.url}/api/v1/auth/handoff", json={"secret": secret}, timeout=10)
