@@ -51,6 +51,9 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         token = token_with_user(hashlib.sha256(raw.encode()).hexdigest())
         if token is None or token.expires_at <= timezone.now() or not token.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid or expired token.")
+        # A token a site's sign-in issued (its SSO, an email link, a provider, a guest's form)
+        # acts on that site alone (queries.visibility.acts_on_site); a password's, on every site.
+        token.user.token_site_id = token.site_id
         return token.user, token
 
     def authenticate_header(self, request):

@@ -33,6 +33,13 @@ class PermissionDenied(CommentsError):
     default_message = "You do not have permission to do that."
 
 
+class OtherSiteSignIn(PermissionDenied):
+    """The request's bearer token was issued by another site's sign-in (issue 33, F2)."""
+
+    code = "other_site"
+    default_message = "This sign-in is for another site: sign in on this one to take part here."
+
+
 class SubjectClosed(CommentsError):
     code = "subject_closed"
     status = 403

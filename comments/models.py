@@ -24,6 +24,9 @@ class User(AbstractUser):
     # A reader who commented as a guest (issue 14): a name, no account; shown with a "guest"
     # mark wherever their comments are, so a guest named like a member cannot pass as them.
     is_guest = models.BooleanField(default=False)
+    # The site whose sign-in issued the bearer token of the request this instance was read for
+    # (comments.authentication); None for a sign-in good on every site. Not a column.
+    token_site_id: int | None = None
 
     @property
     def public_name(self) -> str:

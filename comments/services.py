@@ -40,7 +40,15 @@ from .models import (
     Visibility,
     is_counted,
 )
-from .queries import Viewer, can_see, is_site_moderator, subject_id_by_key, subject_ids_by_key, viewer_for
+from .queries import (
+    Viewer,
+    can_see,
+    check_acts_on_site,
+    is_site_moderator,
+    subject_id_by_key,
+    subject_ids_by_key,
+    viewer_for,
+)
 from .rendering import parse_mentions, render_markdown
 
 # --- content -------------------------------------------------------------------------------
@@ -399,6 +407,7 @@ def comment_create(
     if visibility not in Visibility.values:
         raise InvalidInput("Unknown visibility.", fields={"visibility": [f"Must be one of {Visibility.values}."]})
     site = subject.site
+    check_acts_on_site(author, site)
     if viewer is None:
         viewer = viewer_for(author, site)
     check_subject_open(subject_state=subject.state, site_id=site.pk, user=author, is_moderator=viewer.is_moderator)
@@ -551,6 +560,7 @@ def comment_set_flags(
 def comment_soft_delete(*, comment: Comment, actor: User) -> Comment:
     """Delete as the author or a site moderator: the row stays (a placeholder while it has
     visible replies) and counters drop."""
+    check_acts_on_site(actor, comment.subject.site_id)
     is_mod = is_site_moderator(actor, comment.subject.site)
     if comment.author_id != actor.pk and not is_mod:
         raise PermissionDenied("Only the author or a moderator may delete this comment.")
@@ -578,6 +588,7 @@ def comment_edit(*, comment: Comment, editor: User, body: object) -> Comment:
     read, to refuse early, and again on the rows as they are under the lock, which is what
     changes. If a moderator changed the comment's status meanwhile, their decision stands (the
     second check looks at the new text again)."""
+    check_acts_on_site(editor, comment.subject.site_id)
     _check_editable(comment, editor)
     body = check_body(body)
     subject = comment.subject
@@ -736,9 +747,14 @@ def site_signin_update(
 # --- subjects ------------------------------------------------------------------------------
 
 
-def subject_get_or_create(*, site: Site, key: str, title: str = "", url: str = "") -> tuple[Subject, bool]:
+def subject_get_or_create(
+    *, site: Site, key: str, title: str = "", url: str = "", creator: User | None = None
+) -> tuple[Subject, bool]:
     """The subject ``site`` calls ``key``, made when it has none (``True``: made now). Found by
-    its key's row, then by id: two probes that Citus routes to one shard each."""
+    its key's row, then by id: two probes that Citus routes to one shard each. ``creator``: the
+    signed-in user who asks, whose sign-in must be good on the site."""
+    if creator is not None:
+        check_acts_on_site(creator, site)
     subject_id = subject_id_by_key(site, key)
     if subject_id is None:
         subject = Subject(site=site, key=key, title=title, url=url, mode=site.default_mode)
@@ -827,6 +843,12 @@ def token_issue(*, user: User, site: Site | None = None, expires_at: datetime | 
         expires_at=expires_at or timezone.now() + timedelta(seconds=settings.COMMENTS_TOKEN_TTL),
     )
     return raw, token
+
+
+def token_revoke(*, token: ApiToken) -> None:
+    """Withdraw a bearer token (a sign-out): it authenticates nothing from now on, in every
+    process, since each request looks its token up on the primary."""
+    ApiToken.objects.filter(pk=token.pk).delete()
 
 
 def sso_user_upsert(*, site: Site, external_id: str, name: str, email: str = "", avatar: str = "") -> User:

@@ -288,6 +288,7 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
         rows = state_sync.read_rows(comment_id, likers_up_to=state_sync.FIRST_MEET_LIKERS, user_id=user.pk)
         place = queries.remember_place(comment_id, (rows.subject_id, rows.site_id))
     subject_id, site_id = place or queries.place(comment_id)
+    comment_queries.check_acts_on_site(user, site_id)
     hooks.check_participation(site_id, user.pk)
     checked = None
     creation = rows.creation(partial=True) if rows is not None else None

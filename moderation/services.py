@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from comments.exceptions import Banned, InvalidInput, NotFound, PermissionDenied
 from comments.models import Comment, Site, Status, User
-from comments.queries import is_site_moderator
+from comments.queries import check_acts_on_site, is_site_moderator
 from comments.services import check_subject_open, comment_lock, comment_set_status
 
 from . import signals, words
@@ -317,6 +317,7 @@ def report_create(*, comment, reporter: User, reason: str, detail: str = "") -> 
     may see."""
     if comment.status in (Status.DELETED, Status.REJECTED):
         raise NotFound("Unknown comment.")
+    check_acts_on_site(reporter, comment.site_id)
     participation_check(comment.site_id, reporter.pk)
     check_subject_open(subject_state=comment.subject_state, site_id=comment.site_id, user=reporter)
     existing = Report.objects.filter(comment_id=comment.pk, user=reporter, subject_id=comment.subject_id).first()

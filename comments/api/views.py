@@ -21,7 +21,9 @@ from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
 from .. import queries, services
+from ..authentication import BearerTokenAuthentication
 from ..exceptions import NotAuthenticated, NotFound
+from ..models import ApiToken
 from ..sso import verify_payload
 from ..throttling import throttles
 from . import serializers as s
@@ -129,10 +131,13 @@ class ApiView(APIView):
 
 
 class TokenView(ApiView):
-    authentication_classes: list = []
+    def get_authenticators(self):
+        # Logging in takes no credentials (a stale token sent along must not refuse it); signing
+        # out takes the bearer token it revokes, and nothing else (a session is not a token).
+        return [BearerTokenAuthentication()] if self.request.method == "DELETE" else []
 
     def get_throttles(self):
-        return throttles("login")
+        return throttles("login") if self.request.method == "POST" else []
 
     @extend_schema(
         request=s.TokenIn, responses={200: s.TokenOut, **error_responses(400, 401)}, summary="Log in with a password"
@@ -146,6 +151,17 @@ class TokenView(ApiView):
         if user is None:
             raise NotAuthenticated("Wrong username or password.")
         return token_response(user)
+
+    @extend_schema(request=None, responses={204: None, **error_responses(401)}, summary="Sign out: revoke this token")
+    def delete(self, request):
+        """Revoke the bearer token that authenticates this request, whichever sign-in issued
+        it: every later request with it is 401 ``not_authenticated``, in every process at once
+        (a token is looked up on the primary on each request; none is cached). 401 without a
+        valid token."""
+        if not isinstance(request.auth, ApiToken):
+            raise NotAuthenticated()
+        services.token_revoke(token=request.auth)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class SsoView(ApiView):
@@ -233,7 +249,7 @@ class SubjectsView(ApiView):
         data = validated(s.SubjectIn, request.data)
         site = queries.site_by_key(data["site"])
         subject, created = services.subject_get_or_create(
-            site=site, key=data["key"], title=data["title"], url=data["url"]
+            site=site, key=data["key"], title=data["title"], url=data["url"], creator=request.user
         )
         return Response(subject_out(subject), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

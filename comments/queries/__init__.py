@@ -47,14 +47,24 @@ from .single import (
     subject_lookup,
     user_by_id,
 )
-from .visibility import Viewer, can_see, is_site_moderator, viewer_for, visible_sql
+from .visibility import (
+    Viewer,
+    acts_on_site,
+    can_see,
+    check_acts_on_site,
+    is_site_moderator,
+    viewer_for,
+    visible_sql,
+)
 
 __all__ = [
     "DEMO_SITE_KEY",
     "CommentRef",
     "Page",
     "Viewer",
+    "acts_on_site",
     "can_see",
+    "check_acts_on_site",
     "comment_chain",
     "comment_floors",
     "comment_for_viewer",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 
 from .. import paths, replicas, rowsql
+from ..exceptions import OtherSiteSignIn
 from ..models import GONE_STATUSES, Comment, Site, Status, User, Visibility
 from ..rowsql import Sql
 
@@ -70,10 +71,29 @@ def authenticated(user) -> User | None:
     return user if user is not None and getattr(user, "is_authenticated", False) else None
 
 
+def acts_on_site(user, site: Site | int) -> bool:
+    """Whether ``user``'s sign-in is good on the site (``site``: the row or its id). A bearer
+    token issued by a site's sign-in (its SSO, an email link, a provider, a guest's form) is
+    good on that site alone, so a site's operator, who can sign anyone in by its SSO, cannot
+    act on another site (security.md, "Tenants"); a password's token and a session are good
+    on every site, where each right is checked per site anyway."""
+    scope = getattr(user, "token_site_id", None)
+    return scope is None or scope == getattr(site, "pk", site)
+
+
+def check_acts_on_site(user, site: Site | int) -> None:
+    """Refuse (``OtherSiteSignIn``) a write of ``user`` on a site their sign-in is not good on:
+    every write a reader makes (a comment, a reply, an edit, a delete, a like, a report, a
+    subject) asks this first."""
+    if not acts_on_site(user, site):
+        raise OtherSiteSignIn()
+
+
 def is_site_moderator(user, site: Site | int) -> bool:
-    """Whether ``user`` moderates the site (``site``: the row or its id); staff moderate all."""
+    """Whether ``user`` moderates the site (``site``: the row or its id); staff moderate all.
+    Nobody moderates a site their sign-in is not good on (``acts_on_site``)."""
     user = authenticated(user)
-    if user is None:
+    if user is None or not acts_on_site(user, site):
         return False
     if user.is_staff:
         return True
@@ -92,12 +112,14 @@ def viewer_sql(user, site_ref: str) -> tuple[str, list]:
     if user is None:
         return "0 = 1, NULL", []
     friends, params = rowsql.friend_ids_text_sql(user.pk)
+    # A sign-in good on one site alone moderates nothing elsewhere (``acts_on_site``).
+    scope, scope_params = ("1 = 1", []) if user.token_site_id is None else (f"{site_ref} = %s", [user.token_site_id])
     if user.is_staff:
-        return f"1 = 1, {friends}", params
+        return f"{scope}, {friends}", [*scope_params, *params]
     moderators = connection.ops.quote_name(Site.moderators.through._meta.db_table)
     return (
-        f"EXISTS (SELECT 1 FROM {moderators} m WHERE m.site_id = {site_ref} AND m.user_id = %s), {friends}",
-        [user.pk, *params],
+        f"{scope} AND EXISTS (SELECT 1 FROM {moderators} m WHERE m.site_id = {site_ref} AND m.user_id = %s), {friends}",
+        [*scope_params, user.pk, *params],
     )
 
 

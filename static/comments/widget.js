@@ -115,7 +115,7 @@
     if (response.status === 204) return null;
     const data = await response.json().catch(() => ({}));
     if (!response.ok) {
-      if (response.status === 401 && token) logout();
+      if (response.status === 401 && token) logout({ revoke: false });
       throw new ApiError(data?.error?.code || 'error', response.status);
     }
     return data;
@@ -126,7 +126,7 @@
     if (token) headers.Authorization = `Bearer ${token}`;
     const response = await fetch(url, { headers, credentials: 'omit' });
     if (!response.ok) {
-      if (response.status === 401 && token) logout();
+      if (response.status === 401 && token) logout({ revoke: false });
       throw new ApiError(response.status === 404 ? 'not_found' : 'error', response.status);
     }
     const template = document.createElement('template');
@@ -203,8 +203,16 @@
     showPosted(comment, form, replyTo).catch((err) => say(errorText(err), form.isConnected ? form : 'top', 'error'));
   });
 
-  function logout() {
+  // Signing out (the reader's button, or the host's Comments.logout()) revokes the token on the
+  // service too (DELETE /api/v1/auth/token), so a copy of it left anywhere is worth nothing; a
+  // token the service refused already (a 401) needs no revoking.
+  function logout({ revoke = true } = {}) {
     if (!token && !me) return;
+    if (revoke && token) {
+      fetch('/api/v1/auth/token', {
+        method: 'DELETE', headers: { Authorization: `Bearer ${token}` }, credentials: 'omit', keepalive: true,
+      }).catch(() => {});
+    }
     token = null;
     me = null;
     renderUser();

@@ -102,8 +102,15 @@ def test_a_reader_signs_in_by_email_link_in_the_window_and_comments(
     assert comment.author.email == "ada@example.com"
     assert [p for p in page.problems if "favicon" not in p] == []
 
+    assert ApiToken.objects.filter(user=comment.author).count() == 1
     click(widget.get_by_role("button", name="Sign out"))
     assert_seen_by_a_person(widget.get_by_role("button", name="Sign in"))
+    # Signing out revoked the token on the service, not only in the frame's memory.
+    for _ in range(50):
+        if not ApiToken.objects.filter(user=comment.author).exists():
+            break
+        page.wait_for_timeout(100)
+    assert not ApiToken.objects.filter(user=comment.author).exists(), "the token outlived the sign-out"
 
 
 def test_a_token_from_any_window_but_the_one_the_frame_opened_is_refused(page, context, static_host):
