@@ -11,6 +11,8 @@ import math
 import time
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from .exceptions import NotAuthenticated, PermissionDenied
 from .models import Site
 
@@ -76,8 +78,15 @@ def verify_payload(site: Site, payload: str, *, now: float | None = None) -> Sso
         or not math.isfinite(exp)
     ):
         raise refuse
-    if exp <= (time.time() if now is None else now):
+    now = time.time() if now is None else now
+    if exp <= now:
         raise NotAuthenticated("The SSO payload has expired.")
+    # A payload is a credential for its whole life, and any copy of it (a cached page, a log)
+    # signs the reader in again until then: a life beyond the window is refused, not trusted.
+    if exp > now + settings.COMMENTS_SSO_MAX_TTL:
+        raise NotAuthenticated(
+            f"The SSO payload's exp is too far ahead: at most {settings.COMMENTS_SSO_MAX_TTL} seconds from now."
+        )
     if avatar and not avatar.startswith(("https://", "http://")):
         avatar = ""
     return SsoClaims(

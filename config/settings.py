@@ -389,6 +389,9 @@ COMMENTS_EDIT_WINDOW = env_int("COMMENTS_EDIT_WINDOW", 900)
 COMMENTS_HOT_LIMIT = env_int("COMMENTS_HOT_LIMIT", 20)
 COMMENTS_PINNED_LIMIT = env_int("COMMENTS_PINNED_LIMIT", 5)
 COMMENTS_TOKEN_TTL = env_int("COMMENTS_TOKEN_TTL", 30 * 24 * 3600)
+# The longest life a host's SSO payload may claim (its exp at most this many seconds ahead): a
+# payload signs its reader in as often as it is sent until then (docs/embedding.md).
+COMMENTS_SSO_MAX_TTL = env_int("COMMENTS_SSO_MAX_TTL", 2 * 3600)
 COMMENTS_MAX_MENTIONS = env_int("COMMENTS_MAX_MENTIONS", 20)
 # A post is answered once PostgreSQL has committed it, without waiting for the commit to reach the
 # disk (an asynchronous commit: a crash of the database server may lose the posts of its last

@@ -161,6 +161,16 @@ def test_an_expired_sso_payload_is_not_authenticated(api, site):
     assert_error(sso(api, site.key, sign_payload(SECRET, claims(exp=int(time.time()) - 5))), 401, "not_authenticated")
 
 
+@pytest.mark.parametrize("ahead", [10**12, 2 * 3600 + 60])
+def test_an_sso_payload_that_claims_a_life_beyond_the_window_is_not_authenticated(api, site, ahead):
+    """Issue 33, F8: a payload signs its reader in as often as it is sent until its exp, so a
+    host's payload may live COMMENTS_SSO_MAX_TTL seconds (two hours) at most."""
+    answer = sso(api, site.key, sign_payload(SECRET, claims(exp=int(time.time()) + ahead)))
+    assert_error(answer, 401, "not_authenticated")
+    assert "too far ahead" in answer.json()["error"]["message"]
+    assert sso(api, site.key, sign_payload(SECRET, claims(exp=int(time.time()) + 2 * 3600 - 60))).status_code == 200
+
+
 def test_a_site_without_an_sso_secret_accepts_no_sso_payload(api, db):
     site = SiteFactory(key="nosecret", sso_secret="")
     assert_error(sso(api, site.key, sign_payload("", claims())), 401, "not_authenticated")
