@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -30,10 +31,12 @@ class EmailLinkIn(serializers.Serializer):
 
 class EmailLinkOut(serializers.Serializer):
     expires_at = serializers.DateTimeField()
+    verifier = serializers.CharField(help_text="Send it with the link's token to POST /auth/email/verify.")
 
 
 class EmailVerifyIn(serializers.Serializer):
     token = StrictCharField(max_length=200)
+    verifier = StrictCharField(max_length=200)
 
 
 class SignedInOut(s.TokenOut):
@@ -60,8 +63,11 @@ class EmailLinkView(ApiView):
     def post(self, request):
         """Send ``email`` a link that signs its reader in to ``site`` once, within
         ``ACCOUNTS_EMAIL_LINK_TTL`` seconds; in ``lang``. ``name`` names a new account. 403 when
-        the site does not allow email sign-in; 429 over the limits per address and per client."""
+        the site does not allow email sign-in; 429 over the limits per address and per client.
+        The answer's ``verifier`` goes with the link's token to ``auth/email/verify``: the link
+        signs in this client alone."""
         data = validated(EmailLinkIn, request.data)
+        verifier = secrets.token_urlsafe(32)
         link = services.email_link_request(
             site=queries.site_by_key(data["site"]),
             email=data["email"],
@@ -69,8 +75,9 @@ class EmailLinkView(ApiView):
             lang=data["lang"],
             client=client_ip(request),
             link_url=link_url(request),
+            asker_secret=verifier,
         )
-        return Response({"expires_at": link.expires_at}, status=status.HTTP_202_ACCEPTED)
+        return Response({"expires_at": link.expires_at, "verifier": verifier}, status=status.HTTP_202_ACCEPTED)
 
 
 class EmailVerifyView(ApiView):
@@ -85,9 +92,11 @@ class EmailVerifyView(ApiView):
         summary="Sign in with an email link's token",
     )
     def post(self, request):
-        """Exchange the ``token`` of a sign-in link for a bearer token: 401 ``not_authenticated``
-        for a link that never was, ``link_expired`` and ``link_used`` for one past its time or
-        used already; 403 when its site no longer allows email sign-in."""
+        """Exchange the ``token`` of a sign-in link, with the ``verifier`` that ``auth/email``
+        answered the asking client with, for a bearer token: 401 ``not_authenticated`` for a
+        link that never was, ``link_expired`` and ``link_used`` for one past its time or used
+        already; 403 when its site no longer allows email sign-in, or the verifier is not the
+        asker's (a link asked for in the sign-in window signs in that browser alone)."""
         data = validated(EmailVerifyIn, request.data)
-        raw, token, _ = services.email_link_redeem(secret=data["token"])
+        raw, token, _ = services.email_link_redeem(secret=data["token"], asker_secret=data["verifier"])
         return Response(signed_in(raw, token, "email"))

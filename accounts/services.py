@@ -39,12 +39,13 @@ def email_link_request(
     lang: str,
     client: str | None,
     link_url: Callable[[str], str],
-    browser_secret: str = "",
+    asker_secret: str,
 ) -> EmailLink:
     """Send ``email`` a one-time sign-in link to ``site`` (``link_url`` makes the link of a
     secret). At most ``email_link`` links per address and ``email_link_client`` per client
-    (RATE_LIMITS); ``browser_secret``, the asking browser's cookie, binds the link's use in a
-    page to that browser."""
+    (RATE_LIMITS). ``asker_secret`` binds the link to whoever asked for it: the asking
+    browser's cookie (the sign-in window), or the verifier an API client was answered with;
+    the link signs in nobody without it (``email_link_redeem``)."""
     if not site.signin_email:
         raise PermissionDenied("This site does not sign readers in by email.")
     email = normalized_email(email)
@@ -59,7 +60,7 @@ def email_link_request(
         name=name.strip()[:100],
         lang=lang,
         link_hash=secret_hash(raw),
-        browser_hash=secret_hash(browser_secret) if browser_secret else "",
+        browser_hash=secret_hash(asker_secret),
         expires_at=timezone.now() + timedelta(seconds=settings.ACCOUNTS_EMAIL_LINK_TTL),
     )
     try:
@@ -70,11 +71,12 @@ def email_link_request(
     return link
 
 
-def email_link_redeem(*, secret: str, browser_secret: str | None = None) -> tuple[str, ApiToken, EmailLink]:
+def email_link_redeem(*, secret: str, asker_secret: str) -> tuple[str, ApiToken, EmailLink]:
     """Sign in with the link whose secret is ``secret``: once, before it expires, on a site that
-    still allows email. With ``browser_secret`` (a page, not the API) only in the browser that
-    asked for it. The address is recorded as verified; its user is created on first use.
-    Returns the bearer token (raw), its row, and the link."""
+    still allows email, and only by whoever asked for it (``asker_secret``: the cookie of the
+    browser that asked, or the API client's verifier), so a link read by anyone else (a mail
+    scanner, a forwarded message, a log) signs nobody in. The address is recorded as verified;
+    its user is created on first use. Returns the bearer token (raw), its row, and the link."""
     now = timezone.now()
     with transaction.atomic():
         link = (
@@ -84,8 +86,8 @@ def email_link_redeem(*, secret: str, browser_secret: str | None = None) -> tupl
             raise LinkInvalid()
         if link.used_at is not None:
             raise LinkUsed()
-        if browser_secret is not None and not (
-            link.browser_hash and hmac.compare_digest(link.browser_hash, secret_hash(browser_secret))
+        if not (
+            asker_secret and link.browser_hash and hmac.compare_digest(link.browser_hash, secret_hash(asker_secret))
         ):
             raise OtherBrowser()
         if link.expires_at <= now:

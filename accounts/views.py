@@ -166,7 +166,7 @@ def email(request: HttpRequest) -> HttpResponse:
             lang=lang,
             client=client_ip(request),
             link_url=link_url(request),
-            browser_secret=browser_secret,
+            asker_secret=browser_secret,
         )
     except CommentsError as exc:
         if isinstance(exc, NotFound):
@@ -196,7 +196,7 @@ def email_link(request: HttpRequest) -> HttpResponse:
     lang = reader_language(request, request.GET.get("lang"))
     try:
         raw, token, link = services.email_link_redeem(
-            secret=request.GET.get("token", "")[:200], browser_secret=request.COOKIES.get(BROWSER_COOKIE, "")
+            secret=request.GET.get("token", "")[:200], asker_secret=request.COOKIES.get(BROWSER_COOKIE, "")
         )
     except CommentsError as exc:
         return _error(request, exc, lang=lang, referrer="no-referrer")

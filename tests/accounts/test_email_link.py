@@ -36,8 +36,12 @@ def token_of(link: str) -> str:
     return parse_qs(urlsplit(link).query)["token"][0]
 
 
-def verify(api, token):
-    return api.post(f"{API}/auth/email/verify", {"token": token}, format="json")
+def verify(api, token, verifier):
+    return api.post(f"{API}/auth/email/verify", {"token": token, "verifier": verifier}, format="json")
+
+
+def verifier_of(asked) -> str:
+    return asked.json()["verifier"]
 
 
 @pytest.fixture
@@ -53,7 +57,7 @@ def test_the_link_in_the_email_signs_the_reader_in_once(api, site, smtp_server):
     assert message["Subject"] == "Your sign-in link for The Blog"
     assert "within 15 minutes" in message.get_content()
 
-    body = verify(api, token_of(link_in(message))).json()
+    body = verify(api, token_of(link_in(message)), verifier_of(response)).json()
     assert body["via"] == "email"
     assert_user_shape(body["user"])
     assert body["user"]["name"] == "Ada"
@@ -66,47 +70,49 @@ def test_the_link_in_the_email_signs_the_reader_in_once(api, site, smtp_server):
     assert User.objects.get(pk=body["user"]["id"]).email == "ada@example.com"
 
     api.credentials()
-    assert_error(verify(api, token_of(link_in(message))), 401, "link_used")
+    assert_error(verify(api, token_of(link_in(message)), verifier_of(response)), 401, "link_used")
 
 
 def test_the_same_address_is_the_same_reader_who_keeps_their_name(api, site, smtp_server):
-    ask(api, site, name="Ada")
-    first = verify(api, token_of(link_in(smtp_server.wait_for(1)[0]))).json()
-    ask(api, site, name="Someone else")
-    second = verify(api, token_of(link_in(smtp_server.wait_for(2)[1]))).json()
+    asked = ask(api, site, name="Ada")
+    first = verify(api, token_of(link_in(smtp_server.wait_for(1)[0])), verifier_of(asked)).json()
+    asked = ask(api, site, name="Someone else")
+    second = verify(api, token_of(link_in(smtp_server.wait_for(2)[1])), verifier_of(asked)).json()
     assert second["user"] == first["user"]
     assert second["token"] != first["token"]
     assert User.objects.filter(email="ada@example.com").count() == 1
 
 
 def test_an_expired_link_is_refused(api, site, smtp_server):
-    ask(api, site)
+    asked = ask(api, site)
     token = token_of(link_in(smtp_server.wait_for(1)[0]))
     EmailLink.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
-    assert_error(verify(api, token), 401, "link_expired")
+    assert_error(verify(api, token, verifier_of(asked)), 401, "link_expired")
     assert not EmailAccount.objects.exists()
 
 
 def test_a_forged_link_is_refused(api, site, smtp_server):
-    ask(api, site)
+    asked = ask(api, site)
     real = token_of(link_in(smtp_server.wait_for(1)[0]))
     for forged in (real[:-1] + ("A" if real[-1] != "A" else "B"), "x" * 43, ""):
         error = assert_error(
-            verify(api, forged), 400 if forged == "" else 401, "invalid" if forged == "" else "not_authenticated"
+            verify(api, forged, verifier_of(asked)),
+            400 if forged == "" else 401,
+            "invalid" if forged == "" else "not_authenticated",
         )
         assert error["code"] in ("invalid", "not_authenticated")
-    assert_error(verify(api, 12345), 400, "invalid")
-    assert verify(api, real).status_code == 200  # the real one was not spent by the forgeries
+    assert_error(verify(api, 12345, verifier_of(asked)), 400, "invalid")
+    assert verify(api, real, verifier_of(asked)).status_code == 200  # not spent by the forgeries
 
 
 def test_a_site_that_does_not_allow_email_refuses_links(api, site, smtp_server):
-    ask(api, site)
+    asked = ask(api, site)
     token = token_of(link_in(smtp_server.wait_for(1)[0]))
     site.signin_email = False
     site.save()
 
     assert_error(ask(api, site, email="bob@example.com"), 403, "permission_denied")
-    assert_error(verify(api, token), 403, "permission_denied")  # nor one sent before
+    assert_error(verify(api, token, verifier_of(asked)), 403, "permission_denied")  # nor one sent before
     assert len(smtp_server.messages) == 1
     assert not EmailAccount.objects.exists()
 
@@ -163,12 +169,36 @@ def test_a_mail_server_that_refuses_is_unavailable_and_leaves_no_link(api, site,
 def test_erasing_a_user_forgets_their_address_which_may_sign_in_again_as_someone_new(api, site, smtp_server):
     from portability.services import user_erase
 
-    ask(api, site)
-    first = verify(api, token_of(link_in(smtp_server.wait_for(1)[0]))).json()["user"]
+    asked = ask(api, site)
+    first = verify(api, token_of(link_in(smtp_server.wait_for(1)[0])), verifier_of(asked)).json()["user"]
     report = user_erase(user=User.objects.get(pk=first["id"]), actor=None)
 
     assert report.identities_removed == 1
     assert not EmailAccount.objects.exists() and not EmailLink.objects.exists()
-    ask(api, site, name="Ada again")
-    again = verify(api, token_of(link_in(smtp_server.wait_for(2)[1]))).json()["user"]
+    asked = ask(api, site, name="Ada again")
+    again = verify(api, token_of(link_in(smtp_server.wait_for(2)[1])), verifier_of(asked)).json()["user"]
     assert again["id"] != first["id"] and again["name"] == "Ada again"
+
+
+def test_a_link_signs_in_only_the_client_that_asked_for_it(api, site, smtp_server):
+    """Issue 33, F3: whoever reads the link (a mail scanner, a forwarded message, a log) but did
+    not ask for it signs nobody in with it, through the API as in a page, and the link stays
+    good for the one who asked."""
+    asked = ask(api, site)
+    token = token_of(link_in(smtp_server.wait_for(1)[0]))
+    assert_error(verify(api, token, "a-guess-of-the-verifier"), 403, "permission_denied")
+    assert_error(api.post(f"{API}/auth/email/verify", {"token": token}, format="json"), 400, "invalid")
+    assert not EmailAccount.objects.exists() and EmailLink.objects.get().used_at is None
+    assert verify(api, token, verifier_of(asked)).status_code == 200
+
+
+def test_a_link_asked_for_in_the_sign_in_window_is_refused_through_the_api(api, site, smtp_server):
+    """The window's links are bound to its browser's secret cookie, which no script and no API
+    client reads: the API refuses them whatever verifier it is sent."""
+    from django.test import Client
+
+    assert Client().post("/auth/email", {"site": site.key, "email": "ada@example.com", "name": "Ada"}).status_code == 200
+    token = token_of(link_in(smtp_server.wait_for(1)[0]))
+    assert_error(verify(api, token, ""), 400, "invalid")
+    assert_error(verify(api, token, "x" * 43), 403, "permission_denied")
+    assert EmailLink.objects.get().used_at is None

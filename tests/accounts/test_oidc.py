@@ -291,7 +291,7 @@ def test_an_email_link_joins_a_providers_user_only_where_the_site_says_so(
     (message,) = smtp_server.wait_for(1)
     by_email = requests.post(
         f"{live_server.url}/api/v1/auth/email/verify",
-        json={"token": token_of(link_in(message))},
+        json={"token": token_of(link_in(message)), "verifier": asked.json()["verifier"]},
         timeout=10,
     ).json()
     assert (by_email["user"]["id"] == by_provider["user"]["id"]) is joined
