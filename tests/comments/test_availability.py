@@ -25,6 +25,7 @@ import pytest
 from django.core.cache import caches
 
 from comments import cachestats, pagecache
+from comments.models import Comment
 
 from ..api.conftest import API
 from ..factories import CommentFactory, UserFactory
@@ -260,3 +261,20 @@ def test_with_postgresql_stopped_cached_pages_are_served_and_writes_answer_503()
         except AssertionError:
             pass  # already stopped, or never started
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_with_redis_stopped_rate_limits_still_hold_in_each_process(own_redis_cache, settings, client_for, subject):
+    """Issue 33, F12: limits counted in the shared cache used to switch off while it was down.
+    Each process now counts on its own until it is back."""
+    settings.RATE_LIMITS = {"post": (3, 60)}
+    author = client_for(UserFactory())
+
+    def post(n: int):
+        return author.post(f"{API}/subjects/{subject.pk}/comments", {"body": f"post {n}"}, format="json")
+
+    own_redis_cache.stop()
+    assert [post(n).status_code for n in range(3)] == [201, 201, 201]
+    refused = post(3)
+    assert refused.status_code == 429 and refused.json()["error"]["code"] == "rate_limited"
+    assert int(refused["Retry-After"]) > 0
+    assert Comment.objects.filter(subject=subject).count() == 3
