@@ -268,6 +268,13 @@ def embed(request: HttpRequest) -> HttpResponse:
         if subject_id is None:
             html = _embed_html(request, site, None, params, lang=lang, theme=theme)
         else:
+            # A variant per value an anonymous client may choose freely would let anyone fill
+            # the cache (issue 33, F7): a started discussion shows its own title and address,
+            # not the host's (those name a discussion nobody has started yet), and an origin
+            # that is not the site's is no origin at all.
+            params = {k: v for k, v in params.items() if k not in ("title", "url")}
+            origin = params.get("origin", "").rstrip("/")
+            params["origin"] = origin if origin in safe_origins(site) else ""
             # The sign-in button and the guest form follow the site's methods: a page cached
             # before a change is another variant.
             signin = f"{site.signin_sso:d}{site.first_party_signin:d}{site.signin_guests:d}{site.guest_moderation}"
@@ -323,8 +330,8 @@ def _embed_html(request, site: Site, subject, params: dict, *, lang: str, theme:
         "site": site,
         "subject": subject,
         "subject_key": params["key"],
-        "title": params.get("title", ""),
-        "host_url": params.get("url", ""),
+        "title": subject.title if subject is not None else params.get("title", ""),
+        "host_url": subject.url if subject is not None else params.get("url", ""),
         "mode": mode,
         "sort": sort,
         "sorts": [(s, _url("comments-web:embed", {**query, "mode": mode, "sort": s}), s == sort) for s in sorts],

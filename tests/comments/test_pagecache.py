@@ -357,6 +357,29 @@ def test_the_widget_page_is_rendered_once_per_version_of_its_subject(
     assert "second words" in embed_page(client, subject, lang="en")
 
 
+def test_an_anonymous_client_cannot_make_a_widget_page_per_title_or_origin(client, subject):
+    """Issue 33, F7: 300 titles made 299 cache entries. A started discussion shows its own title
+    and address whatever the host's query says, and an origin that is not the site's is none,
+    so they are one page in the cache."""
+    subject.title, subject.url = "The stored title", "https://blog.example/post"
+    subject.save()
+    CommentFactory(subject=subject, body="first words")
+    html = embed_page(client, subject, title="t0", url="https://elsewhere.example/0")
+    assert 'data-title="The stored title"' in html and 'data-url="https://blog.example/post"' in html
+    with Hits() as reads:
+        for n in range(1, 30):
+            made = embed_page(
+                client, subject, title=f"t{n}", url=f"https://elsewhere.example/{n}", origin=f"https://x{n}.example"
+            )
+            assert 'data-title="The stored title"' in made and "x{n}.example" not in made
+    assert (reads.hits, reads.misses) == (29, 0)
+
+
+def test_a_discussion_nobody_started_shows_the_hosts_title(client, site):
+    response = client.get("/embed/", {"site": site.key, "key": "not-yet", "title": "The host's title"})
+    assert response.status_code == 200 and 'data-title="The host&#x27;s title"' in response.content.decode()
+
+
 def test_a_moderators_decision_reaches_the_cached_widget_page(client, client_for, subject, moderator):
     comment = CommentFactory(subject=subject, body="doubtful words")
     assert "doubtful words" in embed_page(client, subject)
