@@ -8,9 +8,10 @@ keeps it in the cache and serves it (``avatar_picture``).
 
 The path names the user and a keyed digest of the picture's address: it cannot be made for an
 address no user has (the service is no open proxy), and it changes with the address, so it can
-be cached for good. The fetch speaks only to public addresses (the resolved address is the one
-connected to, so a name that resolves again differently cannot lead it inside), follows a few
-redirects under the same rule, reads at most ``MAX_BYTES`` of a PNG, JPEG, GIF or WebP picture
+be cached for good. The fetch speaks only to public addresses (``comments.outbound``: the
+resolved addresses are the ones connected to, so a name that resolves again differently cannot
+lead it inside; ``AVATARS_FETCH_PRIVATE`` allows private ones), follows a few redirects, each
+opened and checked the same way, reads at most ``MAX_BYTES`` of a PNG, JPEG, GIF or WebP picture
 (never SVG, which may carry script) and gives up after ``TIMEOUT`` seconds. When it fails, a
 picture drawn from the user's initial stands in, and the failure is remembered for a while.
 """
@@ -20,17 +21,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import http.client
-import ipaddress
-import socket
-import ssl
 from dataclasses import dataclass
 from html import escape
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from django.conf import settings
 from django.core.cache import cache
 
-from . import sharedcache
+from . import outbound, sharedcache
 from .exceptions import NotFound
 from .models import User
 
@@ -106,14 +104,17 @@ class PictureUnavailable(Exception):
 def _fetch(url: str) -> tuple[str, bytes]:
     """``(content type, bytes)`` of the picture at ``url``, or ``PictureUnavailable``."""
     for _ in range(MAX_REDIRECTS + 1):
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
-            raise PictureUnavailable(f"not a picture's address: {url[:200]}")
-        connection = _connection(parts.scheme, parts.hostname, parts.port)
+        # Every hop is opened here, so each redirect's target is checked as the first address.
+        try:
+            connection, target = outbound.connection_open(
+                url, allow_private=settings.AVATARS_FETCH_PRIVATE, timeout=TIMEOUT
+            )
+        except (outbound.DestinationRefused, OSError) as exc:
+            raise PictureUnavailable(str(exc)[:200]) from exc
         try:
             connection.request(
                 "GET",
-                (parts.path or "/") + (f"?{parts.query}" if parts.query else ""),
+                target,
                 headers={
                     "Accept": ", ".join(sorted(IMAGE_TYPES)),
                     "User-Agent": "comments-avatars/1",
@@ -135,40 +136,3 @@ def _fetch(url: str) -> tuple[str, bytes]:
         finally:
             connection.close()
     raise PictureUnavailable("too many redirects")
-
-
-def _connection(scheme: str, host: str, port: int | None) -> http.client.HTTPConnection:
-    """A connection to the address ``host`` resolves to now, refused when it is not public
-    (unless ``AVATARS_FETCH_PRIVATE``: tests and a service on a private network)."""
-    port = port or (443 if scheme == "https" else 80)
-    try:
-        address = str(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][4][0])
-    except (OSError, UnicodeError) as exc:
-        raise PictureUnavailable(str(exc)[:200]) from exc
-    if not settings.AVATARS_FETCH_PRIVATE and not ipaddress.ip_address(address).is_global:
-        raise PictureUnavailable(f"{host} is not a public address")
-    if scheme == "https":
-        return _PinnedTLSConnection(host, port, address=address, timeout=TIMEOUT)
-    return _PinnedConnection(host, port, address=address, timeout=TIMEOUT)
-
-
-class _PinnedConnection(http.client.HTTPConnection):
-    """Connects to the address checked, whatever the name resolves to by then."""
-
-    def __init__(self, host: str, port: int, *, address: str, timeout: float):
-        super().__init__(host, port, timeout=timeout)
-        self.address = address
-
-    def connect(self) -> None:
-        self.sock = socket.create_connection((self.address, self.port), self.timeout)
-
-
-class _PinnedTLSConnection(_PinnedConnection):
-    """The same over TLS, the certificate checked against the name."""
-
-    default_port = 443
-    tls = ssl.create_default_context()
-
-    def connect(self) -> None:
-        super().connect()
-        self.sock = self.tls.wrap_socket(self.sock, server_hostname=self.host)

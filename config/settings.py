@@ -235,6 +235,9 @@ WEBHOOKS_EVENTS_RECLAIM = env_float("WEBHOOKS_EVENTS_RECLAIM", 30.0)
 WEBHOOKS_RETRY_INTERVAL = env_float("WEBHOOKS_RETRY_INTERVAL", 5.0)
 # Seconds a receiver has to answer one request (connect, send, answer).
 WEBHOOKS_TIMEOUT = env_float("WEBHOOKS_TIMEOUT", 10.0)
+# Deliveries go to public addresses only (comments.outbound) unless this is on: development,
+# the tests' receivers on loopback, receivers on the service's own private network.
+WEBHOOKS_DELIVER_PRIVATE = env_bool("WEBHOOKS_DELIVER_PRIVATE", False)
 # Retries: the first after 15-30 s, each doubling up to 1-2 h, for a day; then failed.
 WEBHOOKS_RETRY_BASE = env_float("WEBHOOKS_RETRY_BASE", 30.0)
 WEBHOOKS_RETRY_MAX = env_float("WEBHOOKS_RETRY_MAX", 7200.0)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.cache import cache
@@ -36,11 +37,26 @@ def _of_site(site_id: int, *, open_only: bool) -> rowsql.Sql:
     )
 
 
+def web_url(url: str | None) -> str | None:
+    """``url`` when it is an http or https URL with a host, else None. A subject's URL is
+    stored as its site, an import or the admin gave it, and whatever shows it as a link (a feed
+    reader, a host's sidebar) would run a ``javascript:`` one or open a ``data:`` one; a URL
+    with a space or a control character is refused rather than cleaned, since readers and
+    browsers each clean it their own way."""
+    if not url or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    return url if parts.scheme.lower() in ("http", "https") and parts.hostname else None
+
+
 def _subjects_of(rows) -> dict[int, dict]:
     ids = {r.subject_id for r in rows}
     return (
         {
-            s["id"]: {**s, "url": s["url"] or None}
+            s["id"]: {**s, "url": web_url(s["url"])}
             for s in Subject.objects.filter(pk__in=ids).values("id", "key", "title", "url")
         }
         if ids
@@ -66,6 +82,11 @@ class FeedListing:
     site: Site
     subject: Subject | None
     entries: list[dict]
+
+    @property
+    def subject_url(self) -> str | None:
+        """The subject's page, when it has one that may be a link (``web_url``)."""
+        return web_url(self.subject.url) if self.subject is not None else None
 
     @property
     def last_modified(self) -> datetime:

@@ -2,9 +2,18 @@
 subject, over ``queries.site_feed`` / ``subject_feed``: what an anonymous reader may see. Each
 answer carries an ``ETag`` (of everything shown), ``Last-Modified`` (the newest post or edit) and
 ``Cache-Control``; a conditional GET that matches is answered ``304`` before anything is
-rendered."""
+rendered.
+
+What the feed classes give the generators is Atom's model: plain text everywhere (titles, the
+description, authors' names) but an entry's description, which is the comment's sanitized
+HTML. Atom says so in the XML (``Atom1Feed`` writes text constructs as text and the summary as
+``type="html"``). RSS cannot: readers render its titles and descriptions (and often its authors)
+as HTML, so ``HtmlRssFeed`` escapes each plain text for HTML before the XML writer escapes it
+for XML. Links are http(s) only (``queries.web_url``), in both formats."""
 
 from __future__ import annotations
+
+from html import escape
 
 from django.conf import settings
 from django.contrib.syndication.views import Feed
@@ -19,10 +28,39 @@ from comments.exceptions import NotFound
 from . import queries
 
 
-class CommentFeed(Feed):
-    """One of the four feeds: ``listing`` reads what it shows, ``feed_type`` is its format."""
+class HtmlRssFeed(Rss201rev2Feed):
+    """RSS 2.0 from text given as for Atom: every plain text that a reader renders as HTML is
+    escaped for HTML here (``<b>`` becomes ``&lt;b&gt;``, then ``&amp;lt;b&amp;gt;`` in the XML),
+    so a subject called ``<img onerror=…>`` or a commenter called ``<script>`` reads as those
+    characters and runs nothing. An item's description is HTML already (sanitized), escaped
+    once, by the XML writer."""
 
-    feed_type: type[SyndicationFeed] = Rss201rev2Feed
+    FEED_TEXTS = ("title", "description", "subtitle", "author_name", "author_email", "feed_copyright")
+    ITEM_TEXTS = ("title", "author_name", "author_email", "item_copyright")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _escape_texts(self.feed, self.FEED_TEXTS)
+
+    def add_item(self, *args, **kwargs):
+        super().add_item(*args, **kwargs)
+        _escape_texts(self.items[-1], self.ITEM_TEXTS)
+
+
+def _escape_texts(fields: dict, names: tuple[str, ...]) -> None:
+    for name in names:
+        if fields.get(name) is not None:
+            fields[name] = escape(fields[name])
+    if fields.get("categories"):
+        fields["categories"] = [escape(c) for c in fields["categories"]]
+
+
+class CommentFeed(Feed):
+    """One of the four feeds: ``listing`` reads what it shows, ``feed_type`` is its format.
+    Every text it gives is plain text but ``item_description`` (HTML): the generator writes
+    each as its format needs (``HtmlRssFeed``, ``Atom1Feed``)."""
+
+    feed_type: type[SyndicationFeed] = HtmlRssFeed
 
     def listing(self, **kwargs) -> queries.FeedListing:
         raise NotImplementedError
@@ -54,8 +92,7 @@ class CommentFeed(Feed):
         return f"Recent comments on {site.name or site.key}"
 
     def link(self, shown):
-        subject = shown.listing.subject
-        return subject.url if subject is not None and subject.url else shown.feed_url
+        return shown.listing.subject_url or shown.feed_url
 
     def description(self, shown):
         return self.title(shown)
@@ -64,7 +101,7 @@ class CommentFeed(Feed):
         return shown.feed_url
 
     def item_title(self, entry):
-        # Plain text: the generators escape it once, as the formats want (no double escape).
+        # Plain text: the generator escapes it as its format wants (HtmlRssFeed, Atom1Feed).
         who = self.item_author_name(entry) or "Someone"
         return f"{who} on {entry['subject']['title'] or entry['subject']['key']}"
 
@@ -104,7 +141,8 @@ class _Shown:
 
 
 def _entry_link(entry: dict, request) -> str:
-    """The comment on its subject's page, else (no page known) the comment in the API."""
+    """The comment on its subject's page, else (no page known, or not an http(s) one:
+    ``queries.web_url``) the comment in the API."""
     if entry["subject"]["url"]:
         return f"{entry['subject']['url']}#comment-{entry['id']}"
     return request.build_absolute_uri(reverse("comment-detail", args=[entry["id"]]))

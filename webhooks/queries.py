@@ -92,14 +92,19 @@ def site_endpoints(site_id: int) -> list[Endpoint]:
     return list(Endpoint.objects.filter(site_id=site_id).order_by("pk"))
 
 
-def recent_deliveries(site_id: int, *, limit: int = RECENT_DELIVERIES) -> list[Delivery]:
-    """The site's latest deliveries, newest first, with their endpoints (one query)."""
-    return list(
+def recent_deliveries(site_id: int, *, with_answers: bool = False, limit: int = RECENT_DELIVERIES) -> list[Delivery]:
+    """The site's latest deliveries, newest first, with their endpoints (one query). Without
+    ``with_answers`` (for staff only) the receivers' answers are blanked: not read, so not shown."""
+    rows = list(
         Delivery.objects.filter(endpoint__site_id=site_id)
         .select_related("endpoint")
-        .defer("body")
+        .defer("body", *(() if with_answers else ("response_excerpt",)))
         .order_by("-pk")[:limit]
     )
+    if not with_answers:
+        for row in rows:
+            row.response_excerpt = ""  # set, so that reading it loads nothing
+    return rows
 
 
 def delivery_of_site(delivery_id: int, site_id: int) -> Delivery:

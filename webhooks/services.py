@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from comments import outbound
 from comments.exceptions import InvalidInput
 from comments.models import Site
 
@@ -24,7 +25,10 @@ from .models import Delivery, DeliveryState, Endpoint, EventType
 
 
 def endpoint_url_check(url: str) -> str:
-    """An endpoint's URL, or ``InvalidInput``: http or https, with a host, no credentials."""
+    """An endpoint's URL, or ``InvalidInput``: http or https, with a host, no credentials, and
+    not certainly inside the service's network (an IP address that is not public, or
+    ``localhost``; allowed with ``WEBHOOKS_DELIVER_PRIVATE``). A name is not resolved here: what
+    it resolves to may change, so each delivery checks it again (``comments.outbound``)."""
     url = (url or "").strip()
     try:
         parts = urlsplit(url)
@@ -39,6 +43,13 @@ def endpoint_url_check(url: str) -> str:
         raise InvalidInput(
             "An endpoint's URL may not hold credentials.", fields={"url": ["No user or password in the URL."]}
         )
+    try:
+        outbound.host_check(parts.hostname, allow_private=settings.WEBHOOKS_DELIVER_PRIVATE)
+    except outbound.DestinationRefused as exc:
+        raise InvalidInput(
+            "An endpoint's URL must be on a public address.",
+            fields={"url": [f"Use a public address: {exc}."]},
+        ) from None
     return url
 
 
@@ -129,7 +140,8 @@ def _claim(delivery_id: int, now: datetime) -> bool:
 
 def delivery_attempt(*, delivery_id: int, now: datetime | None = None) -> str | None:
     """Post the delivery if it is due, and write the outcome: delivered on a 2xx, else a retry
-    after ``retry_delay`` or, past ``WEBHOOKS_RETRY_FOR`` from the chain's start, failed.
+    after ``retry_delay`` or, past ``WEBHOOKS_RETRY_FOR`` from the chain's start or to a
+    destination refused (``comments.outbound``: not a public address), failed.
     Returns the state written, None when there was nothing to do (not due, delivered, failed,
     or another worker holds it). Call outside a transaction: the claim must commit before the
     request goes out."""
@@ -144,14 +156,19 @@ def delivery_attempt(*, delivery_id: int, now: datetime | None = None) -> str | 
         body,
         signing.headers(endpoint.secret, delivery.event_id, int(time.time()), body),
         timeout=settings.WEBHOOKS_TIMEOUT,
+        allow_private=settings.WEBHOOKS_DELIVER_PRIVATE,
     )
     attempts = delivery.attempts + 1
     if answer.ok:
         state, next_at = DeliveryState.DELIVERED, None
     else:
         next_at = now + timedelta(seconds=retry_delay(attempts))
+        # A refused destination is not retried: the rule will refuse it again (a person may
+        # redeliver once the endpoint or the setting changed).
         gave_up = (
-            next_at > delivery.chain_started_at + timedelta(seconds=settings.WEBHOOKS_RETRY_FOR) or not endpoint.active
+            answer.refused
+            or next_at > delivery.chain_started_at + timedelta(seconds=settings.WEBHOOKS_RETRY_FOR)
+            or not endpoint.active
         )
         state, next_at = (DeliveryState.FAILED, None) if gave_up else (DeliveryState.PENDING, next_at)
     Delivery.objects.filter(pk=delivery_id).update(

@@ -1,7 +1,10 @@
 """The console's webhooks page (``/console/webhooks/?site=<key>``): a site's endpoints and its
 latest deliveries, each with a redeliver button. Built as the console's other pages (server
 rendered, plain forms with CSRF, the console's stylesheet and script), for the same people:
-staff and the site's moderators, who see no secret here (the admin shows it to staff)."""
+staff and the site's moderators, who see no secret here (the admin shows it to staff). What a
+receiver answered (the excerpt of its body) is shown to staff only: staff choose the endpoints'
+URLs, and an answer may be that of a service the URL was never meant to reach; moderators see
+each attempt's status code or error."""
 
 from __future__ import annotations
 
@@ -40,7 +43,8 @@ def endpoints(request: ConsoleRequest) -> HttpResponse:
         "webhooks",
         site.key,
         endpoints=queries.site_endpoints(site.pk),
-        deliveries=queries.recent_deliveries(site.pk),
+        deliveries=queries.recent_deliveries(site.pk, with_answers=request.user.is_staff),
+        show_answers=request.user.is_staff,
     )
 
 

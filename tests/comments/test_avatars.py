@@ -163,3 +163,15 @@ def test_a_user_without_a_picture_has_none(db, subject):
     page = Client().get(f"/api/v1/subjects/{subject.pk}/comments?mode=flat").json()
     assert page["items"][0]["author"]["avatar"] is None
     assert User.objects.get(pk=author.pk).avatar_url == ""
+
+
+def test_a_redirect_is_checked_as_the_first_address_and_the_metadata_address_never_fetched(db, host, settings):
+    # Private addresses allowed (the host is on loopback), and still: its redirect to the
+    # cloud's metadata address (link-local) is refused before any connection is made there.
+    host.answers["/moved"] = (302, {"Location": "http://169.254.169.254/latest/meta-data/"}, b"")
+    user = UserFactory(avatar_url=f"{host.url}/moved")
+    with pytest.raises(avatars.PictureUnavailable, match=r"169\.254\.169\.254 is a link-local address"):
+        avatars._fetch(user.avatar_url)
+    response = Client().get(picture_of(user))
+    assert response.status_code == 200 and response["Content-Type"] == "image/svg+xml"
+    assert host.asked == ["/moved", "/moved"]  # the fetch itself, then the page's: nothing else

@@ -1,10 +1,16 @@
 """The RSS 2.0 and Atom feeds, read back with feedparser as a feed reader would: only what an
 anonymous reader may see, newest first, with correct dates, stable GUIDs and links, the
-comment's HTML escaped into the XML exactly once, caching headers and conditional GETs."""
+comment's HTML escaped into the XML exactly once, caching headers and conditional GETs. And
+attacked as a reader sees them (read with the standard library's XML and HTML parsers): a
+subject, a site or a commenter named with markup shows as those characters and runs nothing,
+and no link is anything but http(s)."""
 
 from __future__ import annotations
 
 import calendar
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from urllib.parse import urlsplit
 
 import feedparser
 import pytest
@@ -30,6 +36,45 @@ def stamp(moment) -> int:
     return int(moment.timestamp())
 
 
+class Markup(HTMLParser):
+    """A text read as HTML, as a reader renders an RSS title or description: its elements
+    (with their attributes), anything else that is not text, and its text."""
+
+    def __init__(self, html: str):
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, list]] = []
+        self.texts: list[str] = []
+        self.feed(html)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, attrs))
+
+    def handle_startendtag(self, tag, attrs):
+        self.elements.append((tag, attrs))
+
+    def handle_comment(self, data):
+        self.elements.append(("!--", []))
+
+    def handle_decl(self, decl):
+        self.elements.append(("!", []))
+
+    def handle_pi(self, data):
+        self.elements.append(("?", []))
+
+    def handle_data(self, data):
+        self.texts.append(data)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.texts)
+
+
+def as_read(detail) -> str:
+    """What a reader shows of one of feedparser's texts: HTML (RSS's titles) read as text."""
+    return Markup(detail.value).text if detail.type == "text/html" else detail.value
+
+
 @pytest.fixture
 def alice(db):
     return UserFactory(username="alice", display_name="Alice")
@@ -51,10 +96,10 @@ def test_a_subjects_feed_shows_its_public_published_comments_newest_first(db, fm
     assert answer["Content-Type"].startswith("application/rss+xml" if fmt == "rss" else "application/atom+xml")
     assert not feed.bozo, feed.get("bozo_exception")
     assert feed.version == ("rss20" if fmt == "rss" else "atom10")
-    assert feed.feed.title == "Comments on Cats & <Dogs>"
+    assert as_read(feed.feed.title_detail) == "Comments on Cats & <Dogs>"
     assert [e.id for e in feed.entries] == [f"urn:comments:comment:{c.pk}" for c in (reply, first)]
     assert [e.link for e in feed.entries] == [f"https://host.example/cats#comment-{c.pk}" for c in (reply, first)]
-    assert feed.entries[0].title == "Alice on Cats & <Dogs>"
+    assert as_read(feed.entries[0].title_detail) == "Alice on Cats & <Dogs>"
     assert feed.entries[0].author == "Alice"
     assert stamp(reply.created_at) == calendar.timegm(feed.entries[0].published_parsed)
     assert stamp(first.created_at) == calendar.timegm(feed.entries[1].published_parsed)
@@ -142,3 +187,105 @@ def test_a_feeds_queries_do_not_grow_with_its_entries(db, site, alice, settings)
     for n in range(12):
         CommentFactory(subject=SubjectFactory(site=site), author=UserFactory(), body=f"c{n}")
     assert count() == few <= 4
+
+
+# --- markup in names and titles, hostile links -----------------------------------------------
+
+SUBJECT_TITLE = "<img src=x onerror=alert(1)>"
+SITE_NAME = "<svg onload=alert(2)>Blog</svg>"
+AUTHOR_NAME = "<script>alert(3)</script>"
+HOSTILE_BODY = '<img src=x onerror=alert(4)> [click](javascript:alert(5)) <a href="javascript:alert(6)">me</a>'
+ATOM = "{http://www.w3.org/2005/Atom}"
+DC = "{http://purl.org/dc/elements/1.1/}"
+
+
+@pytest.fixture
+def hostile(db):
+    """A site, a subject and a commenter named with markup, subjects whose URLs are a
+    ``javascript:`` and a ``data:`` URL (as an import or the admin may store them), and a
+    comment trying markup of its own."""
+    site = SiteFactory(name=SITE_NAME)
+    subject = SubjectFactory(site=site, title=SUBJECT_TITLE, url="javascript:alert(7)")
+    other = SubjectFactory(site=site, title="Plain", url="data:text/html,<script>alert(8)</script>")
+    author = UserFactory(username="mallory", display_name=AUTHOR_NAME)
+    CommentFactory(subject=other, author=author, body="plain words")
+    CommentFactory(subject=subject, author=author, body=HOSTILE_BODY)
+    return subject
+
+
+def hostile_feed(subject, which: str, fmt: str) -> ET.Element:
+    url = (
+        f"/feeds/subjects/{subject.pk}/comments.{fmt}"
+        if which == "subject"
+        else f"/feeds/sites/{subject.site.key}/comments.{fmt}"
+    )
+    answer = Client().get(url)
+    assert answer.status_code == 200
+    return ET.fromstring(answer.content)
+
+
+def assert_sanitized(html: str) -> None:
+    """A comment's HTML: markup of its own, but nothing that runs or leads to script."""
+    for tag, attrs in Markup(html).elements:
+        assert tag not in ("script", "img", "svg", "iframe", "object", "embed", "style"), html
+        for name, value in attrs:
+            assert not name.startswith("on"), html
+            if name in ("href", "src"):
+                assert (value or "").startswith(("http://", "https://", "mailto:", "#", "/")), html
+
+
+def assert_web_link(url: str | None) -> None:
+    """An http(s) link; here always the service's own (the subjects' pages are not web pages):
+    the syndication framework would otherwise prefix ``javascript:…`` with its own host."""
+    assert url and url.startswith(("http://", "https://")), url
+    assert urlsplit(url).netloc == "testserver" and "javascript" not in url and "data:" not in url, url
+
+
+@pytest.mark.parametrize("which", ["subject", "site"])
+def test_rss_titles_descriptions_and_authors_read_as_html_are_text_only(hostile, which):
+    channel = hostile_feed(hostile, which, "rss").find("channel")
+    assert channel is not None
+    items = channel.findall("item")
+    assert len(items) == (1 if which == "subject" else 2)
+    # Each is the text of the XML element (XML unescaped once), which a reader renders as HTML.
+    title, description = channel.findtext("title"), channel.findtext("description")
+    texts = [title, description]
+    for item in items:
+        texts += [item.findtext("title"), item.findtext(f"{DC}creator")]
+    for text in texts:
+        read = Markup(text or "")
+        assert read.elements == [], text  # no element, no attribute: only text
+        assert read.text  # and the text is there
+    expected = f"Comments on {SUBJECT_TITLE}" if which == "subject" else f"Recent comments on {SITE_NAME}"
+    assert Markup(title or "").text == Markup(description or "").text == expected  # shown as written
+    assert Markup(items[0].findtext("title") or "").text == f"{AUTHOR_NAME} on {SUBJECT_TITLE}"
+    assert Markup(items[0].findtext(f"{DC}creator") or "").text == AUTHOR_NAME
+    for item in items:
+        assert_sanitized(item.findtext("description") or "")
+    # Links: the channel's, each item's, the feed's own; never the subjects' javascript:/data:.
+    assert_web_link(channel.findtext("link"))
+    for item in items:
+        assert_web_link(item.findtext("link"))
+    for link in channel.iter(f"{ATOM}link"):
+        assert_web_link(link.get("href"))
+
+
+@pytest.mark.parametrize("which", ["subject", "site"])
+def test_atom_keeps_names_and_titles_as_text_and_links_as_web_links(hostile, which):
+    feed = hostile_feed(hostile, which, "atom")
+    entries = feed.findall(f"{ATOM}entry")
+    # Atom's text constructs say they are text (no type, or type="text"): a reader shows the
+    # characters as they are, so they stay unescaped here (escaping them would show "&lt;").
+    expected = f"Comments on {SUBJECT_TITLE}" if which == "subject" else f"Recent comments on {SITE_NAME}"
+    texts = [(feed.find(f"{ATOM}title"), expected), (feed.find(f"{ATOM}subtitle"), expected)]
+    texts += [(entries[0].find(f"{ATOM}title"), f"{AUTHOR_NAME} on {SUBJECT_TITLE}")]
+    texts += [(entries[0].find(f"{ATOM}author/{ATOM}name"), AUTHOR_NAME)]
+    for element, text in texts:
+        assert element is not None and element.get("type") in (None, "text")
+        assert element.text == text
+    for entry in entries:
+        summary = entry.find(f"{ATOM}summary")
+        assert summary is not None and summary.get("type") == "html"
+        assert_sanitized(summary.text or "")
+    for link in feed.iter(f"{ATOM}link"):
+        assert_web_link(link.get("href"))

@@ -142,3 +142,13 @@ def test_a_first_page_of_top_is_read_once_while_it_is_kept(api, site, settings):
     assert not [q for q in ran.captured_queries if "comment_index" in q["sql"]]
     assert again["Content-Type"] == "application/json" and "public" in again["Cache-Control"]
     assert len(api.get(f"{API}/sites/{site.key}/comments/top?limit=6").json()["items"]) == 2  # another size: read
+
+
+@pytest.mark.parametrize(
+    "url", ["javascript:alert(1)", "data:text/html,<script>alert(1)</script>", " https://x.example/"]
+)
+def test_a_subjects_url_that_is_no_web_page_is_shown_as_none(api, site, url):
+    # Stored as an import or the admin gave it; a sidebar would make it a link.
+    CommentFactory(subject=SubjectFactory(site=site, url=url))
+    [item] = walk(api, f"{API}/sites/{site.key}/comments/recent")
+    assert item["subject"]["url"] is None

@@ -16,7 +16,10 @@ ALL_EVENTS = list(EventType.values)
 
 
 @pytest.fixture
-def receiver():
+def receiver(settings):
+    """A receiver on loopback. Deliveries reach it only with private addresses allowed, as in
+    development (``WEBHOOKS_DELIVER_PRIVATE``); the tests of the refusal turn that off again."""
+    settings.WEBHOOKS_DELIVER_PRIVATE = True
     r = Receiver()
     yield r
     r.close()
@@ -40,7 +43,7 @@ def settle() -> None:
     tasks.drain_events()
 
 
-def endpoint_at(receiver, site, path: str, *answers, events=None):
-    endpoint = services.endpoint_create(site=site, url=receiver.url(path), events=events or ALL_EVENTS)
+def endpoint_at(receiver, site, path: str, *answers, events=None, host: str = "127.0.0.1"):
+    endpoint = services.endpoint_create(site=site, url=receiver.url(path, host), events=events or ALL_EVENTS)
     receiver.expect(path, endpoint.secret, *answers)
     return endpoint

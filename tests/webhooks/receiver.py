@@ -87,11 +87,15 @@ class Receiver:
                 if answer == HANG:
                     receiver.release.wait(30)
                     return
-                if isinstance(answer, tuple):  # (status, body)
-                    answer, payload = answer
+                extra: dict[str, str] = {}
+                if isinstance(answer, tuple):  # (status, body) or (status, body, headers)
+                    answer, payload, *more = answer
+                    extra = more[0] if more else {}
                 else:
                     payload = f"answer {answer} ".encode() + b"x" * 2000  # longer than the log keeps
                 self.send_response(answer)
+                for name, value in extra.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
@@ -99,13 +103,20 @@ class Receiver:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            def verify_request(self, request, client_address):
+                with receiver._lock:
+                    receiver.connections += 1  # every connection accepted, whether it sends or not
+                return True
+
+        self.connections = 0
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+    def url(self, path: str, host: str = "127.0.0.1") -> str:
+        return f"http://{host}:{self.server.server_address[1]}{path}"
 
     def expect(self, path: str, secret: str, *answers) -> None:
         """Requests to ``path`` are signed with ``secret``; the next ones get ``answers`` (then

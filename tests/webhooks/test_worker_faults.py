@@ -32,6 +32,7 @@ def worker(tmp_path, redis_url, broker_url):
             "WEBHOOKS_EVENTS_RECLAIM": "1",
             "WEBHOOKS_RETRY_INTERVAL": "0.5",
             "WEBHOOKS_TIMEOUT": "2",
+            "WEBHOOKS_DELIVER_PRIVATE": "1",  # the receiver is on loopback
         },
     )
     yield workers.start
