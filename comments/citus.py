@@ -97,6 +97,11 @@ LOCAL = frozenset(
         "socialaccount_socialaccount",
         "socialaccount_socialapp",
         "socialaccount_socialtoken",
+        # django-axes' (password guessing): failed logins by username and address, read at a login.
+        "axes_accessattempt",
+        "axes_accessattemptexpiration",
+        "axes_accessfailurelog",
+        "axes_accesslog",
         "django_admin_log",
         "django_migrations",
         "django_session",

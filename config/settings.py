@@ -7,8 +7,10 @@ local-memory cache and Celery tasks run eagerly in-process. ``DATABASE_URL``, ``
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
@@ -60,6 +62,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "axes",
+    "csp",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -84,6 +88,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Content-Security-Policy (CONTENT_SECURITY_POLICY below) on every answer but JSON that has
+    # none of its own; before the views, so a template can ask for the request's nonce.
+    "config.csp.ContentSecurityPolicyMiddleware",
     "comments.middleware.ApiErrorMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -92,11 +99,17 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    # Last, as django-axes asks: turns a login refused for too many failures into its page
+    # (AXES_LOCKOUT_CALLABLE below).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
 AUTH_USER_MODEL = "comments.User"
+# django-axes' backend first: it refuses a locked-out username and address before any password is
+# checked (AXES_* below); the model backend then checks the password.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 
 TEMPLATES = [
     {
@@ -338,6 +351,52 @@ SESSION_COOKIE_SAMESITE = "Lax"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
+
+# Password guessing (django-axes) on every password login: the console's, the admin's and the
+# API's (POST /api/v1/auth/token, which its own throttle limits as well). A username that fails
+# AXES_FAILURE_LIMIT times from one client address is refused there, even with the right
+# password, for AXES_COOLOFF_SECONDS after the last failure; the same username from another
+# address and other usernames from that address still sign in, so a guesser can neither lock an
+# account for everyone nor, behind a shared address (an office, a carrier's NAT), its neighbours.
+AXES_ENABLED = True
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"  # shared by every process, both modes
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(seconds=env_int("AXES_COOLOFF_SECONDS", 15 * 60))
+# The client's address as the rate limits and the address kept with a comment read it
+# (COMMENTS_TRUSTED_PROXIES): behind nginx the one nginx saw, never X-Forwarded-For as the client
+# wrote it, which would let a guesser take a fresh address per attempt. (axes' own AXES_IPWARE_*
+# settings are not used: this callable is the one reading.)
+AXES_CLIENT_IP_CALLABLE = "comments.api.views.client_ip"
+# The console's page (the admin's look under /admin/, the API's JSON under /api/) with 429.
+AXES_LOCKOUT_CALLABLE = "moderation.views.signin_locked_out"
+# A good password clears that username's failures at that address (they were the owner's typos).
+AXES_RESET_ON_SUCCESS = True
+# Attempts while locked are refused unchecked and not counted: the lock ends when its page says,
+# and a guesser who keeps trying makes no writes.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Only failures are kept, each until its cool-off is over (axes deletes them at the next login);
+# successful logins are not logged, so axes keeps no record of staff's addresses.
+AXES_DISABLE_ACCESS_LOG = True
+
+# Content-Security-Policy of every page that sets none of its own (django-csp; JSON goes
+# without, config/csp.py). The widget's page (/embed/: frame-ancestors of its site's origins),
+# the sign-in window (/auth/), the unsubscribe page and users' pictures set theirs, which the
+# middleware leaves as they are. No inline script or style runs but what a page marks with the
+# request's nonce (the API docs' Swagger UI start-up, templates/drf_spectacular/swagger_ui.html);
+# the admin and the console need none.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -15,7 +15,8 @@ gets 403, anonymous users the login page.
 
 from __future__ import annotations
 
-from django.contrib import messages
+from axes.helpers import get_cool_off
+from django.contrib import admin, messages
 from django.contrib.auth import views as auth_views
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -23,6 +24,7 @@ from django.urls import reverse, reverse_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from comments.api.errors import json_error
 from comments.exceptions import CommentsError, InvalidInput, NotFound
 from comments.exceptions import PermissionDenied as DomainPermissionDenied
 from comments.queries import present_user
@@ -65,6 +67,28 @@ class LoginView(auth_views.LoginView):
 
 class LogoutView(auth_views.LogoutView):
     next_page = reverse_lazy("console:login")  # type: ignore[assignment]  # lazy, as Django's docs do
+
+
+def signin_locked_out(request, original_response=None, credentials=None) -> HttpResponse:
+    """django-axes' answer (``AXES_LOCKOUT_CALLABLE``) to a login of a username that failed too
+    often from the client's address: a page in the look of the form it came from (the admin's
+    or the console's), or the API's JSON under ``/api/``; 429 with the cool-off either way.
+    It says nothing of whether the password was right: it was not checked."""
+    cool_off = get_cool_off(request)
+    seconds = int(cool_off.total_seconds()) if cool_off else 0
+    minutes = max(1, -(-seconds // 60))
+    if request.path.startswith("/api/"):
+        response: HttpResponse = json_error(
+            "rate_limited", _("Too many failed sign-ins from your address; try again later."), 429
+        )
+    elif request.path.startswith(reverse("admin:index")):
+        context = {**admin.site.each_context(request), "title": _("Sign-in paused"), "minutes": minutes}
+        response = render(request, "admin/locked_out.html", context, status=429)
+    else:
+        response = render(request, "moderation/locked_out.html", {"minutes": minutes}, status=429)
+    if seconds:
+        response["Retry-After"] = str(seconds)
+    return response
 
 
 # --- the queue -----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import ipaddress
 import re
 import threading
 
+from axes.helpers import get_cool_off
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.http import HttpResponse
@@ -22,7 +23,7 @@ from rest_framework.views import APIView
 
 from .. import queries, services
 from ..authentication import BearerTokenAuthentication
-from ..exceptions import NotAuthenticated, NotFound
+from ..exceptions import NotAuthenticated, NotFound, RateLimited
 from ..models import ApiToken
 from ..sso import verify_payload
 from ..throttling import throttles
@@ -33,6 +34,7 @@ ERRORS = {
     401: OpenApiResponse(s.ErrorOut, description="not_authenticated"),
     403: OpenApiResponse(s.ErrorOut, description="permission_denied"),
     404: OpenApiResponse(s.ErrorOut, description="not_found"),
+    429: OpenApiResponse(s.ErrorOut, description="rate_limited"),
 }
 
 
@@ -149,6 +151,15 @@ class TokenView(ApiView):
         data = validated(s.TokenIn, request.data)
         user = authenticate(request, username=data["username"], password=data["password"])
         if user is None:
+            # django-axes marks this (DRF) request when the username is locked at this address:
+            # its middleware only sees Django's request, so the refusal is answered here, in the
+            # API's shape, rather than as "wrong password" to the owner who typed the right one.
+            if getattr(request, "axes_locked_out", False):
+                cool_off = get_cool_off(request)
+                raise RateLimited(
+                    "Too many failed sign-ins from your address; try again later.",
+                    retry_after=cool_off.total_seconds() if cool_off else 60,
+                )
             raise NotAuthenticated("Wrong username or password.")
         return token_response(user)
 

@@ -64,12 +64,29 @@ def demo_origins(bind: str, port: int) -> list[str]:
     return [f"http://{bind}:{port}"]
 
 
+def host_csp(service: str) -> str:
+    """The Content-Security-Policy a host page may keep with the widget on it: its own scripts
+    and the service's loader, the counts fetched from the service, the discussion framed from
+    it; no inline code anywhere (the loader sizes the frame through the CSSOM, which a policy
+    does not limit)."""
+    return (
+        f"default-src 'self'; script-src 'self' {service}; style-src 'self'; img-src 'self' data:; "
+        f"connect-src {service}; frame-src {service}; object-src 'none'; base-uri 'none'; "
+        "form-action 'self'; frame-ancestors 'none'"
+    )
+
+
 def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles=DEMO_ARTICLES, ttl: int = 3600):
     """The host site as a WSGI app: ``/`` lists the articles with their comment counts,
     ``/a/<subject key>`` shows one with the widget; ``?user=`` signs in a demo user (SSO),
     ``?theme=``, ``?lang=`` and ``?mode=`` are passed to the widget."""
     service = service.rstrip("/")
     titles = dict(articles)
+    policy = host_csp(service)
+
+    def html_headers() -> list[tuple[str, str]]:
+        # A new list each time: the server adds to the one it is given (Content-Length, Date).
+        return [("Content-Type", "text/html; charset=utf-8"), ("Content-Security-Policy", policy)]
 
     def page(title: str, body: str, theme: str) -> bytes:
         return (
@@ -116,7 +133,7 @@ def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles
                 for key, title in articles
             )
             body = f"<header><h1>Demo blog</h1>{picker(params, user, theme)}</header><p>A customer's site on its own origin.</p><ul>{items}</ul>"
-            start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
+            start_response("200 OK", html_headers())
             return [page("Demo blog", body, theme)]
         if path.startswith("/a/"):
             key = unquote(path[3:])
@@ -137,7 +154,7 @@ def host_app(*, service: str, site: str, secret: str, users=DEMO_USERS, articles
                 f"<section id='comments'><div data-comments data-site='{_e(site)}' data-key='{_e(key)}' "
                 f"data-title='{_e(title)}'{attrs}{sso}></div></section>"
             )
-            start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
+            start_response("200 OK", html_headers())
             return [page(title, body, theme)]
         start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
         return [b"Not found"]
