@@ -43,9 +43,11 @@ class SignedInOut(s.TokenOut):
     via = serializers.CharField()
 
 
-def link_url(request):
-    """The absolute address of the page that uses a link's secret."""
-    return lambda raw: request.build_absolute_uri(f"{reverse('accounts:email-link')}?{urlencode({'token': raw})}")
+def link_url(raw: str) -> str:
+    """The absolute address of the page that uses a link's secret, on the service's public
+    address (``COMMENTS_PUBLIC_URL``): never the request's ``Host``, which its client writes, so
+    a request naming another host cannot have the service mail a link to it (issue 33, F12)."""
+    return f"{settings.COMMENTS_PUBLIC_URL}{reverse('accounts:email-link')}?{urlencode({'token': raw})}"
 
 
 def signed_in(raw: str, token, via: str) -> dict:
@@ -74,7 +76,7 @@ class EmailLinkView(ApiView):
             name=data["name"],
             lang=data["lang"],
             client=client_ip(request),
-            link_url=link_url(request),
+            link_url=link_url,
             asker_secret=verifier,
         )
         return Response({"expires_at": link.expires_at, "verifier": verifier}, status=status.HTTP_202_ACCEPTED)

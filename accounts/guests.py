@@ -41,6 +41,7 @@ from comments import sharedcache, throttling
 from comments.exceptions import InvalidInput, PermissionDenied, RateLimited
 from comments.hooks import ContentCheck, ContentDecision
 from comments.models import ApiToken, Comment, ModerationPolicy, Site, Status, User
+from comments.names import clean_display_name
 
 from .exceptions import FormTokenExpired, FormTokenInvalid, FormTokenUsed, GuestsNotAllowed, TooFast
 from .models import Guest
@@ -159,7 +160,7 @@ def guest_comment_post(
     guests_allowed(site)
     if honeypot:
         raise InvalidInput("This comment looks automated.", fields={HONEYPOT_FIELD: ["Leave this field empty."]})
-    name = name.strip()
+    name = clean_display_name(name)  # one line of visible text, as every display name
     if not name:
         raise InvalidInput("A guest comments under a name.", fields={"name": ["This field may not be blank."]})
     email = email.strip().lower()
@@ -192,7 +193,7 @@ def guest_comment_post(
 def _guest_create(*, site: Site, name: str, email: str) -> User:
     """A new guest of ``site``: a user of its own, marked, with no address of the user row's
     own (``Guest`` keeps the one given) and no password."""
-    user = User(username=f"guest-{secrets.token_hex(12)}", display_name=name[:100], is_guest=True)
+    user = User(username=f"guest-{secrets.token_hex(12)}", display_name=clean_display_name(name), is_guest=True)
     user.set_unusable_password()
     user.save()
     Guest.objects.create(user=user, site=site, email=email)

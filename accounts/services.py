@@ -14,8 +14,9 @@ from django.utils import timezone
 
 from comments import services as core
 from comments import throttling
-from comments.exceptions import PermissionDenied, RateLimited
+from comments.exceptions import InvalidInput, PermissionDenied, RateLimited
 from comments.models import ApiToken, Site, User
+from comments.names import clean_display_name
 
 from .exceptions import EmailUnavailable, LinkExpired, LinkInvalid, LinkUsed, OtherBrowser
 from .mail import send_link_email
@@ -31,6 +32,17 @@ def normalized_email(email: str) -> str:
     return email.strip().lower()
 
 
+def email_limit_key(email: str) -> str:
+    """The address ``email`` is counted as by the per-address limit: lower-cased, and without
+    the local part's ``+tag``. Most mail servers deliver ``ada+1@x`` and ``ADA+2@X`` to
+    ``ada@x``'s mailbox, so counting each as its own address let anyone flood one mailbox past
+    the limit (issue 33, F10). Only the count uses it: the link goes to the address as given."""
+    local, at, domain = normalized_email(email).rpartition("@")
+    if not at:
+        return normalized_email(email)
+    return f"{local.split('+', 1)[0] or local}@{domain}"
+
+
 def email_link_request(
     *,
     site: Site,
@@ -43,13 +55,21 @@ def email_link_request(
 ) -> EmailLink:
     """Send ``email`` a one-time sign-in link to ``site`` (``link_url`` makes the link of a
     secret). At most ``email_link`` links per address and ``email_link_client`` per client
-    (RATE_LIMITS). ``asker_secret`` binds the link to whoever asked for it: the asking
-    browser's cookie (the sign-in window), or the verifier an API client was answered with;
-    the link signs in nobody without it (``email_link_redeem``)."""
+    (RATE_LIMITS; an address counts with its ``+tag`` variants, ``email_limit_key``).
+    ``name`` names a new account: one line of visible text, refused when nothing is left of it.
+    ``asker_secret`` binds the link to whoever asked for it: the asking browser's cookie (the
+    sign-in window), or the verifier an API client was answered with; the link signs in nobody
+    without it (``email_link_redeem``)."""
     if not site.signin_email:
         raise PermissionDenied("This site does not sign readers in by email.")
     email = normalized_email(email)
-    for scope, ident in (("email_link", secret_hash(email)), ("email_link_client", client or "unknown")):
+    name = clean_display_name(name)
+    if not name:
+        raise InvalidInput("A reader signs in under a name.", fields={"name": ["This field may not be blank."]})
+    for scope, ident in (
+        ("email_link", secret_hash(email_limit_key(email))),
+        ("email_link_client", client or "unknown"),
+    ):
         wait = throttling.limit_reached(scope, ident)
         if wait is not None:
             raise RateLimited("Too many sign-in links asked for; please wait before asking again.", retry_after=wait)
@@ -57,7 +77,7 @@ def email_link_request(
     link = EmailLink.objects.create(
         site=site,
         email=email,
-        name=name.strip()[:100],
+        name=name,
         lang=lang,
         link_hash=secret_hash(raw),
         browser_hash=secret_hash(asker_secret),
@@ -114,7 +134,7 @@ def email_account_user(*, email: str, name: str, verified_at, join: bool = False
         digest = hashlib.sha256(email.encode()).hexdigest()[:24]
         try:
             with transaction.atomic():
-                user = User(username=f"email-{digest}", display_name=name[:100], email=email)
+                user = User(username=f"email-{digest}", display_name=clean_display_name(name), email=email)
                 user.set_unusable_password()
                 user.save()
                 EmailAccount.objects.create(email=email, user=user, verified_at=verified_at)

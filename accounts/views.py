@@ -165,7 +165,7 @@ def email(request: HttpRequest) -> HttpResponse:
             name=form.cleaned_data["name"],
             lang=lang,
             client=client_ip(request),
-            link_url=link_url(request),
+            link_url=link_url,
             asker_secret=browser_secret,
         )
     except CommentsError as exc:

@@ -40,6 +40,7 @@ from .models import (
     Visibility,
     is_counted,
 )
+from .names import clean_display_name
 from .queries import (
     Viewer,
     can_see,
@@ -853,7 +854,9 @@ def token_revoke(*, token: ApiToken) -> None:
 
 def sso_user_upsert(*, site: Site, external_id: str, name: str, email: str = "", avatar: str = "") -> User:
     """The local user for ``(site, external_id)``, created on first sight; name and avatar
-    follow the host site's latest payload."""
+    follow the host site's latest payload. The name is kept as one line of visible text
+    (``clean_display_name``); one with nothing visible is the id, as a blank one is."""
+    name = clean_display_name(name) or clean_display_name(external_id)
     with transaction.atomic():
         identity = (
             ExternalIdentity.objects.select_for_update()
@@ -864,7 +867,7 @@ def sso_user_upsert(*, site: Site, external_id: str, name: str, email: str = "",
         if identity is None:
             digest = hashlib.sha256(f"{site.pk}:{external_id}".encode()).hexdigest()[:20]
             user = User.objects.create(
-                username=f"sso-{site.key[:40]}-{digest}", display_name=name[:100], avatar_url=avatar[:1000]
+                username=f"sso-{site.key[:40]}-{digest}", display_name=name, avatar_url=avatar[:1000]
             )
             user.set_unusable_password()
             user.save(update_fields=["password"])
@@ -879,8 +882,8 @@ def sso_user_upsert(*, site: Site, external_id: str, name: str, email: str = "",
             return user
         user = identity.user
         changed = []
-        if user.display_name != name[:100]:
-            user.display_name = name[:100]
+        if user.display_name != name:
+            user.display_name = name
             changed.append("display_name")
         if user.avatar_url != avatar[:1000]:
             user.avatar_url = avatar[:1000]

@@ -240,6 +240,10 @@ NOTIFICATIONS_EVENTS_RECLAIM = env_float("NOTIFICATIONS_EVENTS_RECLAIM", 30.0)
 # batch for NOTIFICATIONS_EMAIL_CLAIM seconds, after which another takes over what it left.
 NOTIFICATIONS_EMAIL_INTERVAL = env_float("NOTIFICATIONS_EMAIL_INTERVAL", 10.0)
 NOTIFICATIONS_EMAIL_CLAIM = env_float("NOTIFICATIONS_EMAIL_CLAIM", 300.0)
+# A reader sent this many notification emails in the last hour (a digest counts as one) has the
+# rest moved to their daily digest, so a flood of replies is not a flood of mail (issue 33,
+# F10); counted from the database, across every sender. 0: no limit.
+NOTIFICATIONS_EMAIL_HOURLY_LIMIT = env_int("NOTIFICATIONS_EMAIL_HOURLY_LIMIT", 10)
 
 # Webhooks: events queued on a Redis stream like notifications' and turned into deliveries this
 # often; deliveries whose retry is due are sent every WEBHOOKS_RETRY_INTERVAL seconds.
@@ -510,8 +514,13 @@ NOTIFICATIONS_LIKE_MILESTONES = [
     int(n) for n in env_list("NOTIFICATIONS_LIKE_MILESTONES", ["10", "50", "100", "500", "1000", "5000", "10000"])
 ]
 NOTIFICATIONS_LIKE_MILESTONE_DAYS = env_int("NOTIFICATIONS_LIKE_MILESTONE_DAYS", 30)
-# The service's public address, for the links in emails (the one-click unsubscribe among them).
-NOTIFICATIONS_BASE_URL = env_str("NOTIFICATIONS_BASE_URL", "http://localhost:8000").rstrip("/")
+# The service's public address (scheme, host and port, no path): every link in an email is made
+# of it (sign-in links, unsubscribe, the console), never of a request's Host header, which the
+# client writes (issue 33, F12). The default is the address `manage.py rundemo` serves.
+COMMENTS_PUBLIC_URL = env_str("COMMENTS_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
+# The address notifications' emails link to (the one-click unsubscribe among them), when it is
+# not COMMENTS_PUBLIC_URL.
+NOTIFICATIONS_BASE_URL = env_str("NOTIFICATIONS_BASE_URL", COMMENTS_PUBLIC_URL).rstrip("/")
 # An address that unsubscribes by mail too (List-Unsubscribe's mailto:); none by default.
 NOTIFICATIONS_UNSUBSCRIBE_MAILTO = env_str("NOTIFICATIONS_UNSUBSCRIBE_MAILTO", "")
 # A site's moderators are emailed when its open review queue holds at least this many comments,

@@ -14,6 +14,15 @@ rows as they are then: the comment must still be published (one deleted, held or
 the fan-out is not emailed), the recipient active with an address, not its author, not muting
 the subject, and still wanting that kind by email (``never``: skipped; ``daily`` now: moved to
 the digest).
+
+A reader already sent ``NOTIFICATIONS_EMAIL_HOURLY_LIMIT`` emails in the last hour has the rest
+moved to their daily digest (``_past_hourly_limit``): a thread of 149 replies in a minute is ten
+emails and a digest, not 149 emails. The count is read from the rows (sent in the last hour,
+and held by other senders' live claims), so it holds however many senders run.
+
+A message that cannot be made (a header it cannot carry: an address with a line break in it) is
+marked ``failed`` once and the batch goes on; names and titles in headers are made one line
+first (``comments.names.one_line``), so a name can no longer be the cause.
 """
 
 from __future__ import annotations
@@ -27,7 +36,9 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, get_connection
+from django.core.mail.message import sanitize_address
 from django.db import transaction
+from django.db.models import Count
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
@@ -35,6 +46,7 @@ from django.utils.translation import ngettext
 
 from comments import rowsql
 from comments.models import CommentContent, Status
+from comments.names import one_line
 from moderation.models import ReviewTask, TaskState
 
 from .models import (
@@ -312,6 +324,9 @@ def _message(rows: list[dict], batch: _Batch, *, digest: bool, connection) -> Em
             ) % {"count": len(items)}
         else:
             subject = items[0]["headline"]
+        # A header is one line: the headline holds an author's name and a subject's title, both
+        # from outside (and names stored before they were cleaned at input).
+        subject = one_line(subject)
         if scope.subject_id is not None:
             what = _("Stop emails about “%(title)s”") % {"title": first["subject__title"] or first["subject__key"]}
         elif digest:
@@ -345,6 +360,20 @@ def _message(rows: list[dict], batch: _Batch, *, digest: bool, connection) -> Em
     return message
 
 
+def _made(message: EmailMultiAlternatives) -> EmailMultiAlternatives:
+    """``message`` once it is known to be sendable: its MIME form made and its recipients'
+    addresses read as the SMTP backend reads them. Raises ``ValueError`` (``BadHeaderError``
+    among them) for one that never will be, whichever the backend, so it is told apart from a
+    mail server's failure, which the next run retries. (The sender's address is not read here:
+    it is the service's setting, not the row's, and one the backend refuses is left to raise at
+    every run, failing no row, until it is fixed.)"""
+    encoding = message.encoding or settings.DEFAULT_CHARSET
+    for address in message.recipients():
+        sanitize_address(address, encoding)
+    message.message()
+    return message
+
+
 def _deliver(message: EmailMultiAlternatives) -> None:
     try:
         message.send()
@@ -355,16 +384,73 @@ def _deliver(message: EmailMultiAlternatives) -> None:
 # --- the senders ----------------------------------------------------------------------------
 
 
+def _emailed_lately(recipients: set[int], until: datetime) -> dict[int, int]:
+    """Per recipient, the notification emails sent them in the last hour (a digest's rows share
+    their ``emailed_at``: one email), plus the rows other senders' live claims hold, which they
+    may be sending now: so two senders never both take the last of a recipient's allowance.
+    Two queries, each on its partial index (``notification_emailed``, ``notification_email_queue``),
+    rather than one whose OR the planner may answer with a scan of each recipient's history."""
+    now = timezone.now()
+    counted: dict[int, int] = dict(
+        Notification.objects.filter(
+            recipient_id__in=recipients, email=EmailState.SENT, emailed_at__gte=now - timedelta(hours=1)
+        )
+        .values("recipient_id")
+        .annotate(n=Count("emailed_at", distinct=True))
+        .values_list("recipient_id", "n")
+    )
+    held = (
+        Notification.objects.filter(email=EmailState.SENDING, email_claimed_until__gt=now, recipient_id__in=recipients)
+        .exclude(email_claimed_until=until)
+        .values("recipient_id")
+        .annotate(n=Count("id"))
+        .values_list("recipient_id", "n")
+    )
+    for recipient, n in held:
+        counted[recipient] = counted.get(recipient, 0) + n
+    return counted
+
+
+def _past_hourly_limit(rows: list[dict], until: datetime) -> list[dict]:
+    """The rows (of those to send now, in id order) that would take their recipient past
+    ``NOTIFICATIONS_EMAIL_HOURLY_LIMIT`` emails in the last hour: they wait for the digest."""
+    limit = settings.NOTIFICATIONS_EMAIL_HOURLY_LIMIT
+    if limit <= 0 or not rows:
+        return []
+    counted = _emailed_lately({r["recipient_id"] for r in rows}, until)
+    past = []
+    for row in rows:
+        recipient = row["recipient_id"]
+        if counted.get(recipient, 0) >= limit:
+            past.append(row)
+        else:
+            counted[recipient] = counted.get(recipient, 0) + 1
+    return past
+
+
 def _settle_decisions(batch: _Batch, until: datetime, *, digest: bool) -> list[dict]:
     """Mark what is not to be sent (skipped, or moved to the digest); returns the rows to send."""
     decided: dict[str, list[dict]] = {SEND: [], TO_DIGEST: [], SKIP: []}
     for row in batch.rows:
         decided[_decide(row, batch, digest=digest)].append(row)
+    if not digest:
+        past = _past_hourly_limit(decided[SEND], until)
+        if past:
+            waiting = {r["id"] for r in past}
+            decided[SEND] = [r for r in decided[SEND] if r["id"] not in waiting]
+            decided[TO_DIGEST] += past
     if decided[SKIP]:
         _mark([r["id"] for r in decided[SKIP]], until, EmailState.SKIPPED)
     if decided[TO_DIGEST]:
         _mark([r["id"] for r in decided[TO_DIGEST]], until, EmailState.DIGEST)
     return decided[SEND]
+
+
+def _fail(rows: list[dict], until: datetime, exc: ValueError) -> None:
+    """Mark rows whose message cannot be made ``failed``: once, where retrying would fail the
+    same way at every run, and hold up nobody else's email."""
+    log.error("notification emails: rows %s cannot be sent (%s); marked failed", [r["id"] for r in rows], exc)
+    _mark([r["id"] for r in rows], until, EmailState.FAILED)
 
 
 def emails_send(*, batch: int = EMAIL_BATCH, max_seconds: float = MAX_SECONDS) -> int:
@@ -382,7 +468,12 @@ def emails_send(*, batch: int = EMAIL_BATCH, max_seconds: float = MAX_SECONDS) -
         try:
             with get_connection() as connection:
                 for row in to_send:
-                    _deliver(_message([row], loaded, digest=False, connection=connection))
+                    try:
+                        message = _made(_message([row], loaded, digest=False, connection=connection))
+                    except ValueError as exc:
+                        _fail([row], until, exc)
+                        continue
+                    _deliver(message)
                     sent += _mark([row["id"]], until, EmailState.SENT)
         except (SendFailed, smtplib.SMTPException, OSError) as exc:
             log.warning("notification emails: the mail server failed (%s); the rest waits for the next run", exc)
@@ -421,7 +512,12 @@ def digests_send(*, max_seconds: float = MAX_SECONDS) -> int:
             if not to_send:
                 continue
             try:
-                _deliver(_message(to_send, loaded, digest=True, connection=None))
+                message = _made(_message(to_send, loaded, digest=True, connection=None))
+            except ValueError as exc:
+                _fail(to_send, until, exc)
+                continue
+            try:
+                _deliver(message)
             except SendFailed as exc:
                 log.warning("notification digests: the mail server failed (%s); the rest waits for the next run", exc)
                 _mark(ids, until, EmailState.DIGEST)

@@ -55,6 +55,7 @@ class EmailState(models.TextChoices):
     SENDING = "sending"  # claimed by a sender until ``email_claimed_until``
     SENT = "sent"
     SKIPPED = "skipped"  # no longer to be sent (comment gone, preference changed, no address)
+    FAILED = "failed"  # its message could not be made (an address no header can carry): not retried
 
 
 class Notification(models.Model):
@@ -106,6 +107,8 @@ class Notification(models.Model):
             ),
             # the daily digest, grouped per recipient
             models.Index(fields=["recipient", "id"], condition=Q(email="digest"), name="notification_digest_waiting"),
+            # what each recipient was emailed lately (NOTIFICATIONS_EMAIL_HOURLY_LIMIT)
+            models.Index(fields=["recipient", "emailed_at"], condition=Q(email="sent"), name="notification_emailed"),
         ]
 
     def __str__(self) -> str:

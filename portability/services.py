@@ -42,6 +42,7 @@ from comments.models import (
     User,
     is_counted,
 )
+from comments.names import clean_display_name
 from comments.queries import subject_ids_by_key
 from comments.rendering import render_markdown
 from comments.services import pages_change, pages_change_many, subjects_create
@@ -770,7 +771,7 @@ class _ImportJob:
             [
                 User(
                     username=usernames[eid],
-                    display_name=r.author_name[:100],
+                    display_name=clean_display_name(r.author_name),  # the readers' fallbacks done, kept as every name
                     avatar_url=r.author_avatar[:1000],
                     password=unusable,
                 )

@@ -120,6 +120,15 @@ def moderator(site):
     return mod
 
 
+@pytest.fixture
+def public_url(live_server, settings):
+    """The live server as the service's public address (``COMMENTS_PUBLIC_URL``), for a test
+    that follows a link from an email: links are made of that setting, never of a request's
+    ``Host``, so without it they lead to the default address, where nothing answers."""
+    settings.COMMENTS_PUBLIC_URL = settings.NOTIFICATIONS_BASE_URL = live_server.url
+    return live_server.url
+
+
 __all__ = ["CommentFactory"]
 
 

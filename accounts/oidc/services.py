@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from comments import services as core
 from comments.models import ApiToken, Site, User
+from comments.names import clean_display_name
 
 from ..models import EmailAccount, SignInHandoff
 from . import providers
@@ -77,7 +78,7 @@ def user_verified_by(emails: list[str]) -> User | None:
 def _new_user(name: str, verified_emails: list[str]) -> User:
     user = User(
         username=f"oidc-{secrets.token_hex(12)}",
-        display_name=name[:100],
+        display_name=clean_display_name(name),  # a provider's name is outside input like any other
         email=verified_emails[0] if verified_emails else "",
     )
     user.set_unusable_password()

@@ -18,6 +18,7 @@ from requests import RequestException
 
 from comments import queries
 from comments.exceptions import DATABASE_UNAVAILABLE, CommentsError, NotFound, PermissionDenied
+from comments.names import clean_display_name
 from comments.views import reader_language
 
 from ..views import message_page, signed_in_page
@@ -149,8 +150,10 @@ def _picture(sociallogin) -> str:
 
 
 def _name(sociallogin) -> str:
+    """The name the provider gives, as a display name is kept (``clean_display_name``): the full
+    name, else the account's username, else "Reader"."""
     user = sociallogin.user
-    return (user.get_full_name() or user.username or "").strip() or gettext("Reader")
+    return clean_display_name(user.get_full_name()) or clean_display_name(user.username or "") or gettext("Reader")
 
 
 def failure(request: HttpRequest, exc: CommentsError | None, *, provider: str, lang: str) -> HttpResponse:

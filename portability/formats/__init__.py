@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from comments.models import Status, Visibility
+from comments.names import clean_display_name
 
 
 class FormatError(Exception):
@@ -104,7 +105,20 @@ class Reader:
         if not name and not email:
             return None
         digest = hashlib.sha256((email.lower() or name.lower()).encode()).hexdigest()[:32]
-        return Author(external_id=f"{self.name}-guest:{digest}", name=name or "Guest", email=email, avatar=avatar)
+        return Author(
+            external_id=f"{self.name}-guest:{digest}", name=author_name(name, "Guest"), email=email, avatar=avatar
+        )
+
+
+def author_name(*candidates: str) -> str:
+    """The first of ``candidates`` (an author's name in the file, then what a reader falls back
+    to) with something left once kept as every display name is (``clean_display_name``: one
+    line of visible text): a file is outside input like a sign-in."""
+    for candidate in candidates:
+        name = clean_display_name(candidate)
+        if name:
+            return name
+    return ""
 
 
 def fit_id(value: str) -> str:

@@ -26,6 +26,7 @@ from . import (
     Record,
     Skipped,
     Thread,
+    author_name,
     clean_ip,
     clean_text,
     fit_id,
@@ -127,5 +128,5 @@ class DisqusReader(Reader):
         email = clean_text(elem.findtext(ns + "email")).strip()
         username = clean_text(elem.findtext(ns + "username")).strip()
         if username and not flag(elem.findtext(ns + "isAnonymous")):
-            return Author(external_id=self.external_id(username), name=(name or username)[:100], email=email[:254])
+            return Author(external_id=self.external_id(username), name=author_name(name, username), email=email[:254])
         return self.guest(name[:100], email[:254])

@@ -19,6 +19,7 @@ from . import (
     Record,
     Skipped,
     Thread,
+    author_name,
     clean_ip,
     clean_text,
     fit_id,
@@ -103,7 +104,7 @@ class NativeReader(Reader):
         if isinstance(author, dict) and _id(author.get("id")):
             author = Author(
                 external_id=_id(author.get("id")),
-                name=_text(author.get("name"), 100),
+                name=author_name(_text(author.get("name"), 1000)),
                 email=_text(author.get("email"), 254),
                 avatar=http_url(author.get("avatar") or "")[:1000],
             )

@@ -26,6 +26,7 @@ from . import (
     Record,
     Skipped,
     Thread,
+    author_name,
     clean_text,
     fit_id,
     http_url,
@@ -105,7 +106,7 @@ class Remark42Reader(Reader):
         name = clean_text(user.get("name")).strip()[:100] if isinstance(user.get("name"), str) else ""
         picture = http_url(user["picture"]) if isinstance(user.get("picture"), str) else ""
         author = (
-            Author(external_id=self.external_id(user_id), name=name or user_id[:100], avatar=picture[:1000])
+            Author(external_id=self.external_id(user_id), name=author_name(name, user_id), avatar=picture[:1000])
             if user_id
             else None
         )

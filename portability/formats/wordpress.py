@@ -24,6 +24,7 @@ from . import (
     Record,
     Skipped,
     Thread,
+    author_name,
     clean_ip,
     clean_text,
     fit_id,
@@ -121,7 +122,7 @@ class WordPressReader(Reader):
         author: Author | None
         if user_id and user_id != "0":
             author = Author(
-                external_id=self.external_id(f"user:{user_id}"), name=name or f"user {user_id}", email=email
+                external_id=self.external_id(f"user:{user_id}"), name=author_name(name, f"user {user_id}"), email=email
             )
         else:
             author = self.guest(name, email)

@@ -143,6 +143,7 @@ def test_the_email_is_in_the_language_asked_for(api, site, smtp_server):
         ({"email": 7}, "email"),
         ({"name": ""}, "name"),
         ({"name": None}, "name"),
+        ({"name": "\u202e\r\n\u202c"}, "name"),  # nothing visible once kept as a display name
         ({"lang": "fr"}, "lang"),
     ],
 )
@@ -197,8 +198,50 @@ def test_a_link_asked_for_in_the_sign_in_window_is_refused_through_the_api(api, 
     client reads: the API refuses them whatever verifier it is sent."""
     from django.test import Client
 
-    assert Client().post("/auth/email", {"site": site.key, "email": "ada@example.com", "name": "Ada"}).status_code == 200
+    assert (
+        Client().post("/auth/email", {"site": site.key, "email": "ada@example.com", "name": "Ada"}).status_code == 200
+    )
     token = token_of(link_in(smtp_server.wait_for(1)[0]))
     assert_error(verify(api, token, ""), 400, "invalid")
     assert_error(verify(api, token, "x" * 43), 403, "permission_denied")
     assert EmailLink.objects.get().used_at is None
+
+
+def test_tagged_and_upper_case_forms_of_an_address_count_as_that_address(api, site, smtp_server, settings):
+    """Issue 33, F10: ``ada+1@`` and ``ADA+2@`` reach ``ada@``'s mailbox, so they share its limit;
+    each link still goes to the address as it was given (lower-cased)."""
+    settings.RATE_LIMITS = {"email_link": (2, 3600), "email_link_client": (10, 3600)}
+    assert ask(api, site, email="ada+1@example.com").status_code == 202
+    assert ask(api, site, email="ADA+2@EXAMPLE.COM").status_code == 202
+    assert_error(ask(api, site, email="ada+3@example.com"), 429, "rate_limited")
+    assert_error(ask(api, site, email="ada@example.com"), 429, "rate_limited")
+    assert ask(api, site, email="bob+1@example.com").status_code == 202  # another mailbox
+    assert smtp_server.recipients() == [["ada+1@example.com"], ["ada+2@example.com"], ["bob+1@example.com"]]
+
+
+@pytest.mark.parametrize("asked_in", ["api", "window"])
+def test_the_link_is_on_the_public_address_whatever_host_the_request_names(api, site, smtp_server, settings, asked_in):
+    """Issue 33, F12: the link was built from the request's Host header, which its client
+    writes; a request naming another host (and port) got a link to it mailed to the reader."""
+    settings.COMMENTS_PUBLIC_URL = "https://comments.example.com"
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "evil.example"]
+    form = {"site": site.key, "email": "ada@example.com", "name": "Ada"}
+    if asked_in == "api":
+        asked = api.post(f"{API}/auth/email", form, format="json", HTTP_HOST="evil.example:6666")
+        assert asked.status_code == 202, asked.content
+    else:
+        from django.test import Client
+
+        assert Client().post("/auth/email", form, HTTP_HOST="evil.example:6666").status_code == 200
+    (message,) = smtp_server.wait_for(1)
+    assert link_in(message).startswith("https://comments.example.com/auth/email/link?token=")
+    assert "evil.example" not in message.as_string()
+
+
+def test_a_site_name_with_a_line_break_makes_a_one_line_subject_and_the_link_goes(api, site, smtp_server):
+    site.name = "The Blog\r\nBcc: victim@example.com"
+    site.save(update_fields=["name"])
+    assert ask(api, site).status_code == 202
+    (message,) = smtp_server.wait_for(1)
+    assert message["Subject"] == "Your sign-in link for The Blog Bcc: victim@example.com"
+    assert message["Bcc"] is None and smtp_server.recipients() == [["ada@example.com"]]

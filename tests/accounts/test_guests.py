@@ -276,3 +276,13 @@ def test_the_erasure_of_a_guest_forgets_the_address_they_gave(api, site):
     guest = User.objects.get(pk=answer["user"]["id"])
     user_erase(user=guest, actor=None)
     assert not Guest.objects.filter(user=guest).exists()
+
+
+def test_a_guests_name_is_one_line_and_one_of_nothing_visible_is_refused(api, site):
+    """Issue 33, F12: a guest's name is kept as every display name is (one line of visible
+    text); a name that is only line breaks and direction marks is as blank as "   "."""
+    error = assert_error(post(api, site, name="\u202e\r\n\u202c"), 400, "invalid")
+    assert set(error["fields"]) == {"name"}
+    answer = post(api, site, name="Mallory\r\nBcc: victim@example.com").json()
+    assert answer["user"]["name"] == "Mallory Bcc: victim@example.com"
+    assert User.objects.get(pk=answer["user"]["id"]).display_name == "Mallory Bcc: victim@example.com"

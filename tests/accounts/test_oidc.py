@@ -419,3 +419,20 @@ def test_a_handoff_name_must_be_a_sha256(reader, site):
     window = reader.open_window("blog")
     assert reader.register_handoff(window, "not-a-hash").status_code == 400
     assert reader.register_handoff(window, "A" * 64).status_code == 400
+
+
+@pytest.mark.parametrize(
+    "full_name, username, kept",
+    [
+        ("Ada\r\nBcc: victim@example.com", "ada", "Ada Bcc: victim@example.com"),
+        ("\u202e\u202c", "ada", "ada"),  # nothing visible: the account's username
+        ("\r\n", "\u2066", "Reader"),  # nor there: as a provider that gives no name
+    ],
+)
+def test_a_providers_name_is_one_line_of_visible_text_else_the_username_else_reader(full_name, username, kept):
+    """Issue 33, F12: the name a provider gives is outside input like a host's."""
+    from types import SimpleNamespace
+
+    from accounts.oidc.views import _name
+
+    assert _name(SimpleNamespace(user=User(first_name=full_name, username=username))) == kept

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from comments import services
-from comments.models import Comment, Site
+from comments.models import ApiToken, Comment, Site
 from comments.sso import sign_payload
 from demo.management.commands.demo_host import make_host_server
 from tests.browser.conftest import assert_seen_by_a_person, click, type_into
@@ -56,7 +56,7 @@ def static_host(live_server, transactional_db):
 
 
 def test_a_reader_signs_in_by_email_link_in_the_window_and_comments(
-    page, context, live_server, static_host, smtp_server, shot
+    page, context, live_server, public_url, static_host, smtp_server, shot
 ):
     page.goto(static_host)
     widget = page.frame_locator("iframe")

@@ -223,3 +223,25 @@ def test_the_seeded_subjects_urls_lead_to_their_articles_on_the_demo_host_page(d
         page = b"".join(app(environ, lambda status, headers: answered.append(status))).decode()  # noqa: B023 - called before the loop moves on
         assert answered == ["200 OK"], subject.url
         assert f"data-key='{subject.key}'" in page
+
+
+def test_rundemos_emails_link_to_the_address_it_serves(db, monkeypatch, settings):
+    """Links in emails are made of COMMENTS_PUBLIC_URL, never of a request's Host (issue 33,
+    F12): without it set, the demo's would lead to the default address, not the one it serves."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from accounts.api import link_url
+    from demo.management.commands import rundemo
+
+    from ..factories import SiteFactory
+
+    SiteFactory(key="demo")
+    monkeypatch.delenv("COMMENTS_PUBLIC_URL", raising=False)
+    monkeypatch.delenv("NOTIFICATIONS_BASE_URL", raising=False)
+    settings.COMMENTS_PUBLIC_URL = settings.NOTIFICATIONS_BASE_URL = "http://127.0.0.1:8000"  # undone after the test
+    monkeypatch.setattr(rundemo, "call_command", lambda *args, **kwargs: None)  # not the real runserver
+    call_command("rundemo", "--port", "8123", "--host-port", "0", stdout=StringIO())
+    assert link_url("secret") == "http://127.0.0.1:8123/auth/email/link?token=secret"
+    assert settings.NOTIFICATIONS_BASE_URL == "http://127.0.0.1:8123"

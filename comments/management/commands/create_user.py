@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from comments.models import User
+from comments.names import clean_display_name
 
 
 class Command(BaseCommand):
@@ -14,5 +15,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if User.objects.filter(username=options["username"]).exists():
             raise CommandError(f"user {options['username']!r} already exists")
-        user = User.objects.create_user(options["username"], password=options["password"], display_name=options["name"])
+        user = User.objects.create_user(
+            options["username"], password=options["password"], display_name=clean_display_name(options["name"])
+        )
         self.stdout.write(f"created user {user.username} (id {user.pk})")

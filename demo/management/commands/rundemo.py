@@ -1,10 +1,13 @@
 """The demo in one command: the service (``runserver``) and, in a thread, the demo host page
 on another port, so the widget is seen the way a customer's readers see it. The demo site's
 allowed origins follow the host page's port, or its frame would be refused, and so do its
-subjects' URLs."""
+subjects' URLs. The links in its emails (sign-in links, notifications) point at the service it
+serves, unless ``COMMENTS_PUBLIC_URL`` (or ``NOTIFICATIONS_BASE_URL``) says otherwise."""
 
+import os
 import threading
 
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
@@ -34,6 +37,12 @@ class Command(BaseCommand):
             host_app(service=service, site=site.key, secret=site.sso_secret), bind, options["host_port"]
         )
         host_port = server.server_port
+        if not os.environ.get("COMMENTS_PUBLIC_URL"):
+            # Links in emails are made of the public address, never of a request's Host header;
+            # the demo's is the one it serves, whatever --bind and --port say.
+            settings.COMMENTS_PUBLIC_URL = service
+            if not os.environ.get("NOTIFICATIONS_BASE_URL"):
+                settings.NOTIFICATIONS_BASE_URL = service
         demo_host_moved(site=site, origins=demo_origins(bind, host_port), article_path=article_path)
         threading.Thread(target=server.serve_forever, name="demo-host", daemon=True).start()
         self.stdout.write(f"Comment service:  {service}/   (API docs {service}/api/v1/docs/)")
