@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from comments import queries
 from comments.api import serializers as s
-from comments.api.fields import IdField, StrictCharField
+from comments.api.fields import CommentBodyField, IdField, StrictCharField
 from comments.api.views import ApiView, client_ip, error_responses, query_params, validated
 
 from . import guests
@@ -31,12 +30,13 @@ class GuestCommentIn(serializers.Serializer):
     title = StrictCharField(max_length=300, required=False, allow_blank=True, default="")
     url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
     # As the core's CommentIn: the service checks length and blankness.
-    body = StrictCharField(trim_whitespace=False, allow_blank=True, max_length=settings.COMMENTS_MAX_BODY * 4)
+    body = CommentBodyField()
     reply_to_id = IdField(required=False, allow_null=True)
     name = StrictCharField(max_length=100)
     email = serializers.EmailField(max_length=254, required=False, allow_blank=True, default="")
     form_token = StrictCharField(max_length=500)
-    website = StrictCharField(max_length=2000, required=False, allow_blank=True, trim_whitespace=False, default="")
+    # The honeypot: empty or left out (guest_comment_post refuses it filled too).
+    website = StrictCharField(max_length=0, required=False, allow_blank=True, trim_whitespace=False, default="")
 
 
 class GuestCommentOut(s.TokenOut):

@@ -1,5 +1,5 @@
 """JSON for every failure under ``/api/`` that happens outside DRF's own handling: unknown
-URLs, oversized bodies, unexpected exceptions. Other paths keep Django's pages."""
+URLs, URLs too long, oversized bodies, unexpected exceptions. Other paths keep Django's pages."""
 
 from __future__ import annotations
 
@@ -13,8 +13,25 @@ from .exceptions import DATABASE_UNAVAILABLE
 logger = logging.getLogger("comments.api")
 
 
+# The longest URL (path and query string, percent-encoded as sent) the API reads; a longer one is
+# 414 ``uri_too_long`` in the contract's shape. gunicorn's limit on the whole request line
+# (``limit_request_line`` in config/gunicorn.py, its maximum, 8,190 bytes) is above it with room
+# for the method and the protocol, so such a URL reaches Django to be answered here; only a line
+# past gunicorn's limit meets gunicorn's own (HTML) 414.
+MAX_URL_BYTES = 8000
+
+
 def is_api_request(request: HttpRequest) -> bool:
     return request.path.startswith("/api/")
+
+
+def url_too_long(request: HttpRequest) -> bool:
+    path, query = request.path, request.META.get("QUERY_STRING", "")
+    # Percent-encoded, a character of the path is at most 12 bytes (a 4-byte UTF-8 sequence), so
+    # nearly every request is known short without encoding anything.
+    if len(path) * 12 + len(query) <= MAX_URL_BYTES:
+        return False
+    return len(request.get_full_path()) > MAX_URL_BYTES
 
 
 class ApiErrorMiddleware:
@@ -22,6 +39,8 @@ class ApiErrorMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        if is_api_request(request) and url_too_long(request):
+            return json_error("uri_too_long", f"The URL is longer than {MAX_URL_BYTES} bytes.", 414)
         return self.get_response(request)
 
     def process_exception(self, request, exception):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -55,8 +56,30 @@ from .rendering import parse_mentions, render_markdown
 # --- content -------------------------------------------------------------------------------
 
 
+# Characters that show nothing besides whitespace, controls (Cc) and format characters (Cf: the
+# zero-width space, non-joiner and joiner, the word joiner, the byte order mark, bidi marks, the
+# soft hyphen, tags...): the letters and marks fonts draw as blanks (the combining grapheme
+# joiner, the Hangul fillers, the Braille blank) and the variation selectors.
+_BLANK_LOOKING = frozenset("\u034f\u115f\u1160\u2800\u3164\uffa0")
+_VARIATION_SELECTORS = ((0xFE00, 0xFE0F), (0xE0100, 0xE01EF))
+
+
+def _shows_nothing(char: str) -> bool:
+    if char.isspace() or char in _BLANK_LOOKING or unicodedata.category(char) in ("Cc", "Cf"):
+        return True
+    code = ord(char)
+    return any(low <= code <= high for low, high in _VARIATION_SELECTORS)
+
+
+def has_visible_text(text: str) -> bool:
+    """Whether ``text`` shows anything at all: not only whitespace and invisible characters
+    (a body of zero-width spaces and joiners is an empty comment that looks posted)."""
+    return not all(_shows_nothing(char) for char in text)
+
+
 def check_body(body: object) -> str:
-    """The body as stored: a string of 1..COMMENTS_MAX_BODY characters, not only whitespace."""
+    """The body as stored: a string of 1..COMMENTS_MAX_BODY characters with something visible
+    in it (not only whitespace, nor only zero-width and other invisible characters)."""
     if not isinstance(body, str):
         raise InvalidInput("body must be a string.", fields={"body": ["Must be a string."]})
     if "\x00" in body:
@@ -64,6 +87,10 @@ def check_body(body: object) -> str:
     body = body.strip()
     if not body:
         raise InvalidInput("body is empty.", fields={"body": ["This field may not be blank."]})
+    if not has_visible_text(body):
+        raise InvalidInput(
+            "body has no visible characters.", fields={"body": ["The comment has no visible characters."]}
+        )
     limit = settings.COMMENTS_MAX_BODY
     if len(body) > limit:
         raise InvalidInput(

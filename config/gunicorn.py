@@ -22,6 +22,12 @@ threads = env_int("GUNICORN_THREADS", 4)
 # and half the throughput (bench/likes.py, measurement 2).
 reuse_port = True
 
+# The longest request line gunicorn reads: its maximum (its default, 4,094 bytes, answered
+# longer URLs with an HTML 414 page of its own, even under /api/). The service's own limit on a
+# URL is lower (comments.middleware.MAX_URL_BYTES, 8,000 bytes), so a URL between the two
+# reaches Django, which answers it in the API's error shape.
+limit_request_line = 8190
+
 # Comment widgets ask again within seconds (list, then likes, then a post).
 keepalive = 5
 timeout = 30

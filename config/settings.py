@@ -439,6 +439,9 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     # Operations are described by their own docstrings, never by a base view's.
     "GET_LIB_DOC_EXCLUDES": "comments.api.schema.doc_excludes",
+    # Enums as components (drf-spectacular's own), then the schema as strict as the validation,
+    # the answers of every operation and the links between operations (comments.api.schema).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "comments.api.schema.postprocess"],
     "ENUM_NAME_OVERRIDES": {
         "EmailModeEnum": "notifications.models.EmailMode.values",
         "NotificationKindEnum": "notifications.models.Kind.values",

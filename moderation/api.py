@@ -3,7 +3,7 @@ actions and queries. Site moderators only (``403`` for others, ``401`` anonymous
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -20,6 +20,7 @@ from .models import ReportReason, SanctionKind, TaskState, WordAction
 # --- serializers ---------------------------------------------------------------------------
 
 
+@extend_schema_serializer(examples=[OpenApiExample("Spam", value={"reason": "spam", "detail": "A link farm"})])
 class ReportIn(serializers.Serializer):
     reason = serializers.ChoiceField(choices=ReportReason.values)
     detail = StrictCharField(max_length=1000, required=False, allow_blank=True, default="")
@@ -58,16 +59,30 @@ class TaskPageOut(serializers.Serializer):
     next_cursor = serializers.CharField(allow_null=True)
 
 
+class TaskClaimOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    claimed_by = UserOut()
+    claim_expires_at = serializers.DateTimeField()
+
+
+@extend_schema_serializer(examples=[OpenApiExample("Approve", value={"action": "approve", "reason": "Fine after all"})])
 class ActionIn(serializers.Serializer):
     action = serializers.ChoiceField(choices=sorted(actions.ACTIONS))
     reason = StrictCharField(max_length=1000, required=False, allow_blank=True, default="")
 
 
+@extend_schema_serializer(
+    examples=[
+        OpenApiExample(
+            "Review a word", value={"site": "demo", "word": "casino", "action": "review", "inside_words": False}
+        )
+    ]
+)
 class WordIn(serializers.Serializer):
     site = StrictCharField(max_length=64, allow_null=True, required=False, default=None)
     word = StrictCharField(max_length=100)
     action = serializers.ChoiceField(choices=WordAction.values)
-    inside_words = serializers.BooleanField(required=False, default=False)
+    inside_words = StrictBooleanField(required=False, default=False)
 
 
 class WordOut(serializers.Serializer):
@@ -91,7 +106,9 @@ class SanctionIn(serializers.Serializer):
     site = StrictCharField(max_length=64)
     user_id = IdField()
     kind = serializers.ChoiceField(choices=SanctionKind.values)
-    until = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    until = serializers.DateTimeField(
+        required=False, allow_null=True, default=None, help_text="in the future; null or left out: for good"
+    )
     reason = StrictCharField(max_length=500, required=False, allow_blank=True, default="")
 
 
@@ -174,12 +191,15 @@ class TaskClaimView(ApiView):
 
     @extend_schema(
         request=None,
-        responses={200: TaskOut, **error_responses(401, 403, 404)},
+        responses={200: TaskClaimOut, **error_responses(401, 403, 404)},
         summary="Claim a review task for a while",
     )
     def put(self, request, task_id: int):
-        """Claim a review task for ``MODERATION_CLAIM_SECONDS``, so no other moderator acts on its
-        comment meanwhile; 403 while another moderator's claim runs."""
+        """Claim an open review task for ``MODERATION_CLAIM_SECONDS``, so no other moderator acts
+        on its comment meanwhile (their actions on it are 403); claiming it again renews the
+        claim. Answers the task's id, its holder and when the claim runs out. 403 while another
+        moderator's claim runs, for a closed task and for a task of a site you do not moderate;
+        404 for an unknown task."""
         task = services.review_task_claim(task_id=task_id, moderator=request.user)
         return Response(
             {
@@ -193,7 +213,8 @@ class TaskClaimView(ApiView):
         request=None, responses={204: None, **error_responses(401, 403, 404)}, summary="Give a claimed task back"
     )
     def delete(self, request, task_id: int):
-        """Give a claimed task back before its claim runs out."""
+        """Give a claimed task back before its claim runs out; a task you do not hold is left as
+        it is (still 204)."""
         services.review_task_release(task_id=task_id, moderator=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

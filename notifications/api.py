@@ -9,8 +9,8 @@ from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from comments.api.fields import IdField, StrictBooleanField
-from comments.api.serializers import PageParams, UserOut
+from comments.api.fields import IdField, QueryBooleanField, StrictBooleanField
+from comments.api.serializers import ClosedObjectIn, PageParams, UserOut
 from comments.api.views import ApiView, error_responses, query_params, validated
 
 from . import queries, services
@@ -20,7 +20,7 @@ from .models import DEFAULT_EMAIL, EmailMode, Kind, SubscriptionState
 
 
 class InboxParams(PageParams):
-    unread = serializers.BooleanField(required=False, default=False)
+    unread = QueryBooleanField(required=False, default=False)
 
 
 class NotificationSubjectOut(serializers.Serializer):
@@ -70,17 +70,10 @@ class ReadAllOut(UnreadOut):
     marked = serializers.IntegerField()
 
 
-class _EmailModes(serializers.Serializer):
+class _EmailModes(ClosedObjectIn):
     """An optional mode per kind; unknown kinds are refused rather than ignored."""
 
-    def to_internal_value(self, data):
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(DEFAULT_EMAIL))
-            if unknown:
-                raise serializers.ValidationError(
-                    {name: [f"Unknown kind; one of {list(DEFAULT_EMAIL)}."] for name in unknown}
-                )
-        return super().to_internal_value(data)
+    unknown_message = f"Unknown kind; one of {list(DEFAULT_EMAIL)}."
 
 
 def _email_modes(name: str, *, required: bool) -> type[serializers.Serializer]:

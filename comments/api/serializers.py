@@ -3,18 +3,20 @@ output serializers (documentation of the shapes the queries build, for the OpenA
 
 from __future__ import annotations
 
-from django.conf import settings
+from drf_spectacular.utils import OpenApiExample, extend_schema_serializer
 from rest_framework import serializers
 
 from ..models import Mode, ModerationPolicy, Status, SubjectState, Visibility
-from .fields import IdField, StrictBooleanField, StrictCharField
+from .fields import CommentBodyField, IdField, ProviderKeysField, StrictBooleanField, StrictCharField
 
 # --- query parameters ----------------------------------------------------------------------
 
 
 class PageParams(serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
-    cursor = serializers.CharField(required=False, max_length=8192)
+    # Well under the longest URL the API reads (comments.middleware.MAX_URL_BYTES); a cursor of
+    # the longest hot head (COMMENTS_HOT_LIMIT) is a few hundred characters.
+    cursor = serializers.CharField(required=False, max_length=4096)
 
 
 class CommentListParams(PageParams):
@@ -34,8 +36,14 @@ class SubjectLookupParams(serializers.Serializer):
 
 class CountsParams(serializers.Serializer):
     # Left out by a page with counts but no widget: the site of the request's Origin.
-    site = serializers.CharField(max_length=64, required=False)
-    key = serializers.ListField(child=serializers.CharField(max_length=255), min_length=1, max_length=100)
+    site = serializers.CharField(
+        max_length=64,
+        required=False,
+        help_text="the site's key; left out, the site whose allowed origins hold the request's Origin",
+    )
+    key = serializers.ListField(
+        child=serializers.CharField(max_length=255), min_length=1, max_length=100, help_text="1 to 100 subject keys"
+    )
 
 
 # --- bodies --------------------------------------------------------------------------------
@@ -51,11 +59,14 @@ class SsoIn(serializers.Serializer):
     payload = StrictCharField(max_length=16384)
 
 
+@extend_schema_serializer(
+    examples=[OpenApiExample("Guests, held for review", value={"guests": True, "guest_moderation": "pre"})]
+)
 class SiteSigninIn(serializers.Serializer):
     sso = StrictBooleanField(required=False)
     email = StrictBooleanField(required=False)
     guests = StrictBooleanField(required=False)
-    oidc = serializers.ListField(child=StrictCharField(max_length=64), max_length=20, required=False)
+    oidc = ProviderKeysField(required=False)
     link_email = StrictBooleanField(required=False)
     guest_moderation = serializers.ChoiceField(choices=ModerationPolicy.values, required=False)
 
@@ -70,6 +81,14 @@ class SiteSigninOut(serializers.Serializer):
     guest_moderation = serializers.ChoiceField(choices=ModerationPolicy.values)
 
 
+@extend_schema_serializer(
+    examples=[
+        OpenApiExample(
+            "A blog post",
+            value={"site": "demo", "key": "article:42", "title": "Hello, world", "url": "https://blog.example/42"},
+        )
+    ]
+)
 class SubjectIn(serializers.Serializer):
     site = StrictCharField(max_length=64)
     key = StrictCharField(max_length=255)
@@ -83,16 +102,20 @@ class SubjectPatchIn(serializers.Serializer):
     title = StrictCharField(max_length=300, required=False, allow_blank=True)
 
 
+@extend_schema_serializer(
+    examples=[OpenApiExample("A comment", value={"body": "Nice article, **thanks**!", "visibility": "public"})]
+)
 class CommentIn(serializers.Serializer):
     # Length and blankness are checked by the service (one rule for every surface); here only
     # the type, so a number is refused instead of being turned into text.
-    body = StrictCharField(trim_whitespace=False, allow_blank=True, max_length=settings.COMMENTS_MAX_BODY * 4)
+    body = CommentBodyField()
     reply_to_id = IdField(required=False, allow_null=True)
     visibility = serializers.ChoiceField(choices=Visibility.values, default=Visibility.PUBLIC)
 
 
+@extend_schema_serializer(examples=[OpenApiExample("An edit", value={"body": "Nice article, thanks! (edited)"})])
 class CommentPatchIn(serializers.Serializer):
-    body = StrictCharField(trim_whitespace=False, allow_blank=True, max_length=settings.COMMENTS_MAX_BODY * 4)
+    body = CommentBodyField()
 
 
 # --- outputs (schema) ----------------------------------------------------------------------
@@ -194,3 +217,17 @@ class ErrorDetailOut(serializers.Serializer):
 
 class ErrorOut(serializers.Serializer):
     error = ErrorDetailOut()
+
+
+class ClosedObjectIn(serializers.Serializer):
+    """An object whose unknown keys are refused (``400 invalid``, each in ``fields``) rather than
+    ignored; its schema says so (``additionalProperties: false``, ``comments.api.schema``)."""
+
+    unknown_message = "Unknown field."
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: [self.unknown_message] for name in unknown})
+        return super().to_internal_value(data)

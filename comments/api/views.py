@@ -14,7 +14,7 @@ from django.contrib.auth import authenticate
 from django.http import HttpResponse
 from django.middleware.csrf import get_token
 from django.utils.cache import patch_vary_headers
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -136,18 +136,24 @@ class TokenView(ApiView):
     def get_authenticators(self):
         # Logging in takes no credentials (a stale token sent along must not refuse it); signing
         # out takes the bearer token it revokes, and nothing else (a session is not a token).
-        return [BearerTokenAuthentication()] if self.request.method == "DELETE" else []
+        # The schema's generator asks before the view has a request (``self.request`` is None).
+        method = getattr(self.request, "method", None)
+        return [BearerTokenAuthentication()] if method == "DELETE" else []
 
     def get_throttles(self):
         return throttles("login") if self.request.method == "POST" else []
 
     @extend_schema(
-        request=s.TokenIn, responses={200: s.TokenOut, **error_responses(400, 401)}, summary="Log in with a password"
+        request=s.TokenIn,
+        responses={200: s.TokenOut, **error_responses(400, 401, 429)},
+        summary="Log in with a password",
     )
     def post(self, request):
         """Exchange a local user's username and password for a bearer token
         (``Authorization: Bearer <token>``, valid ``COMMENTS_TOKEN_TTL`` seconds) and the user.
-        Wrong credentials are 401; attempts are rate-limited."""
+        Wrong credentials are 401; attempts are rate-limited, and a username that failed
+        ``AXES_FAILURE_LIMIT`` times from one address is refused there with 429 until its
+        cool-off has passed, whatever the password."""
         data = validated(s.TokenIn, request.data)
         user = authenticate(request, username=data["username"], password=data["password"])
         if user is None:
@@ -183,14 +189,15 @@ class SsoView(ApiView):
 
     @extend_schema(
         request=s.SsoIn,
-        responses={200: s.TokenOut, **error_responses(400, 401)},
+        responses={200: s.TokenOut, **error_responses(400, 401, 403)},
         summary="Sign in with a host site's SSO payload",
     )
     def post(self, request):
         """Sign a host site's reader in: ``payload`` is ``<b64>.<sig>``, the base64url of the JSON
         claims ``{id, name, email?, avatar?, exp}`` and the hex HMAC-SHA256 of that text with the
         site's SSO secret. The same (site, id) is always the same local user, whose name and avatar
-        follow the payload. A bad signature, an unknown site or a past ``exp`` is 401."""
+        follow the payload. A bad signature, an unknown site or a past ``exp`` is 401; a site
+        that does not allow SSO answers 403."""
         data = validated(s.SsoIn, request.data)
         try:
             site = queries.site_by_key(data["site"])
@@ -304,15 +311,7 @@ class SubjectDetailView(ApiView):
 
 class CountsView(ApiView):
     @extend_schema(
-        parameters=[
-            OpenApiParameter(
-                "site",
-                str,
-                required=False,
-                description="the site's key; left out, the site whose allowed origins hold the request's Origin",
-            ),
-            OpenApiParameter("key", str, many=True, required=True, description="1 to 100 subject keys"),
-        ],
+        parameters=[s.CountsParams],
         responses={200: s.CountsOut, **error_responses(400)},
         summary="Public comment counts of many subjects",
     )

@@ -23,6 +23,7 @@ KNOWN_CODES = {
     "unsupported_media_type",
     "not_acceptable",
     "payload_too_large",
+    "uri_too_long",
 }
 
 
