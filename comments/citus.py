@@ -77,6 +77,8 @@ REFERENCE = frozenset(
 LOCAL = frozenset(
     {
         "comments_idworkerlease",
+        "comments_deferredtask",
+        "comments_idempotentrequest",
         "likes_stalelikestate",
         "moderation_audit",
         "notifications_notification",

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 from . import paths
 
@@ -368,3 +369,34 @@ class Follow(models.Model):
 
     def __str__(self) -> str:
         return f"user {self.follower_id} follows user {self.followee_id}"
+
+
+class DeferredTask(models.Model):
+    """A Celery task that could not be queued because the broker was down (``comments.outbox``):
+    queued by the beat task ``comments.send_deferred`` once the broker is back."""
+
+    task = models.CharField(max_length=200)
+    args = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.task}{tuple(self.args)} kept at {self.created_at:%Y-%m-%d %H:%M:%S}"
+
+
+class IdempotentRequest(models.Model):
+    """The kept answer to a user's write sent with an ``Idempotency-Key``
+    (``comments.idempotency``): the same key from the same user gets this answer back, for
+    ``COMMENTS_IDEMPOTENCY_TTL`` seconds."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, db_index=False)
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)
+    status = models.PositiveSmallIntegerField()
+    body = models.BinaryField()
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "key"], name="comments_idempotent_user_key")]
+
+    def __str__(self) -> str:
+        return f"{self.key} of user {self.user_id}"

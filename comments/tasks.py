@@ -7,7 +7,7 @@ from datetime import timedelta
 from celery import shared_task
 from django.utils import timezone
 
-from . import services
+from . import idempotency, outbox, services
 from .ids import id_floor_at
 from .models import Comment
 
@@ -31,3 +31,15 @@ def reconcile_recent(hours: int = 24) -> int:
     for subject_id in subject_ids:
         reconcile_subject.delay(subject_id)
     return len(subject_ids)
+
+
+@shared_task(name="comments.send_deferred", acks_late=True)
+def send_deferred() -> int:
+    """Queue the tasks kept in the database while the broker was down (``comments.outbox``)."""
+    return outbox.deferred_tasks_send()
+
+
+@shared_task(name="comments.forget_idempotent_requests", acks_late=True)
+def forget_idempotent_requests() -> int:
+    """Forget the answers kept for Idempotency-Keys past their time."""
+    return idempotency.idempotent_requests_forget()

@@ -274,6 +274,16 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(env_int("MODERATION_FEATURE_INTERVAL", 3600)),
     },
     "moderation.expire_claims": {"task": "moderation.expire_claims", "schedule": 60.0},
+    "comments.forget_idempotent_requests": {
+        "task": "comments.forget_idempotent_requests",
+        "schedule": 3600.0,
+    },
+    # Tasks kept in the database while the broker was down (comments.outbox), queued once it is back.
+    "comments.send_deferred": {
+        "task": "comments.send_deferred",
+        "schedule": env_float("COMMENTS_DEFERRED_INTERVAL", 5.0),
+        "options": {"expires": 30.0},
+    },
     "moderation.recheck_queued": {
         "task": "moderation.recheck_queued",
         "schedule": MODERATION_RECHECK_INTERVAL,
@@ -461,6 +471,8 @@ COMMENTS_TOKEN_TTL = env_int("COMMENTS_TOKEN_TTL", 30 * 24 * 3600)
 # The longest life a host's SSO payload may claim (its exp at most this many seconds ahead): a
 # payload signs its reader in as often as it is sent until then (docs/embedding.md).
 COMMENTS_SSO_MAX_TTL = env_int("COMMENTS_SSO_MAX_TTL", 2 * 3600)
+# How long the answer to a write sent with an Idempotency-Key is kept (comments.idempotency).
+COMMENTS_IDEMPOTENCY_TTL = env_int("COMMENTS_IDEMPOTENCY_TTL", 24 * 3600)
 COMMENTS_MAX_MENTIONS = env_int("COMMENTS_MAX_MENTIONS", 20)
 # A post is answered once PostgreSQL has committed it, without waiting for the commit to reach the
 # disk (an asynchronous commit: a crash of the database server may lose the posts of its last

@@ -9,9 +9,9 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from comments import queries as comment_queries
-from comments.api.fields import IdField, StrictCharField
+from comments.api.fields import IdField, StrictBooleanField, StrictCharField
 from comments.api.serializers import CommentOut, PageParams, UserOut
-from comments.api.views import ApiView, error_responses, query_params, validated
+from comments.api.views import ApiView, answered_once, error_responses, query_params, validated
 from comments.throttling import throttles
 
 from . import actions, queries, services
@@ -158,10 +158,14 @@ class ReportsView(ApiView):
         review."""
         data = validated(ReportIn, request.data)
         comment = comment_queries.comment_ref_for_viewer(comment_id, request.user)
-        report, created = services.report_create(
-            comment=comment, reporter=request.user, reason=data["reason"], detail=data["detail"]
-        )
-        return Response(ReportOut(report).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+        def report() -> tuple[int, dict]:
+            made, created = services.report_create(
+                comment=comment, reporter=request.user, reason=data["reason"], detail=data["detail"]
+            )
+            return (status.HTTP_201_CREATED if created else status.HTTP_200_OK), ReportOut(made).data
+
+        return answered_once(request, report)
 
 
 class QueueView(ApiView):

@@ -4,6 +4,7 @@ background work its own services ask for (``signals.py``)."""
 from __future__ import annotations
 
 from comments.models import Status
+from comments.outbox import task_send
 
 from . import rechecks, tasks
 from .services import review_task_open
@@ -15,8 +16,8 @@ def comment_written(sender, *, comment_id: int, status: str, reasons: list[str],
     Redis, or without it a task of its own."""
     if status == Status.PENDING and reasons:
         review_task_open(comment_id=comment_id, reasons=reasons)
-    rechecks.recheck_request(comment_id, otherwise=lambda: tasks.recheck_comment.delay(comment_id))
+    rechecks.recheck_request(comment_id, otherwise=lambda: task_send(tasks.recheck_comment, comment_id))
 
 
 def word_added(sender, *, site_id: int | None, **kwargs) -> None:
-    tasks.rescan_recent.delay(site_id)
+    task_send(tasks.rescan_recent, site_id)

@@ -3,12 +3,15 @@ commit): hand the event on, and nothing else on the request's path."""
 
 from __future__ import annotations
 
+from comments.outbox import task_send
+
 from . import events, jobs, tasks
 
 
 def _hand_on(event: events.Event) -> None:
-    """On the events stream, or without its Redis a task of its own."""
-    jobs.event_enqueue(event, otherwise=lambda: tasks.handle_event.delay(event.text()))
+    """On the events stream, or without its Redis a task of its own (kept in the database while
+    the broker is down too)."""
+    jobs.event_enqueue(event, otherwise=lambda: task_send(tasks.handle_event, event.text()))
 
 
 def comment_posted(sender, *, comment_id: int, **kwargs) -> None:

@@ -68,9 +68,11 @@ class Service:
         )
         wait_until(lambda: self.request("GET", "/healthz")[0] == 200, "the service did not answer /healthz")
 
-    def request(self, method: str, path: str, body: dict | None = None, token: str | None = None):
+    def request(
+        self, method: str, path: str, body: dict | None = None, token: str | None = None, headers: dict | None = None
+    ):
         """``(status, headers, body bytes)``; status 0 when the server could not be reached."""
-        headers = {"Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json", **(headers or {})}
         if token:
             headers["Authorization"] = f"Bearer {token}"
         try:

@@ -7,6 +7,7 @@ import functools
 import ipaddress
 import re
 import threading
+from collections.abc import Callable
 
 from axes.helpers import get_cool_off
 from django.conf import settings
@@ -21,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
-from .. import queries, services
+from .. import encoding, idempotency, queries, services
 from ..authentication import BearerTokenAuthentication
 from ..exceptions import NotAuthenticated, NotFound, RateLimited
 from ..models import ApiToken
@@ -114,6 +115,31 @@ def client_ip(request) -> str | None:
         return str(ipaddress.ip_address(address)) if address else None
     except ValueError:  # a proxy count that does not match the proxies: garbage is not kept
         return None
+
+
+def answered_once(request, write: Callable[[], tuple[int, object]]) -> HttpResponse:
+    """The answer to a write, ``write()``'s ``(status, data)``; with an ``Idempotency-Key``,
+    made once per key of the user and given again to the same request with the same key
+    (``comments.idempotency``, marked ``Idempotent-Replayed: true``)."""
+    key = idempotency.key_of(request)
+    if key is None:
+        status_code, data = write()
+        return Response(data, status=status_code)
+
+    def rendered() -> idempotency.Answer:
+        status_code, data = write()
+        return idempotency.Answer(status_code, encoding.dumps(data))
+
+    answer = idempotency.answer_once(
+        user=request.user,
+        key=key,
+        fingerprint=idempotency.fingerprint_of(request.method, request.path, request.data),
+        write=rendered,
+    )
+    response = HttpResponse(answer.body, status=answer.status, content_type="application/json")
+    if answer.replayed:
+        response["Idempotent-Replayed"] = "true"
+    return response
 
 
 def subject_out(subject) -> dict:
@@ -414,17 +440,21 @@ class SubjectCommentsView(ApiView):
             raise NotAuthenticated()
         data = validated(s.CommentIn, request.data)
         subject, viewer = queries.subject_for_viewer(subject_id, request.user)
-        comment = services.comment_create(
-            subject=subject,
-            author=request.user,
-            body=data["body"],
-            reply_to_id=data.get("reply_to_id"),
-            visibility=data["visibility"],
-            author_ip=client_ip(request),
-            user_agent=request.META.get("HTTP_USER_AGENT", ""),
-            viewer=viewer,
-        )
-        return Response(queries.present_new_comment(comment, viewer), status=status.HTTP_201_CREATED)
+
+        def post() -> tuple[int, dict]:
+            comment = services.comment_create(
+                subject=subject,
+                author=request.user,
+                body=data["body"],
+                reply_to_id=data.get("reply_to_id"),
+                visibility=data["visibility"],
+                author_ip=client_ip(request),
+                user_agent=request.META.get("HTTP_USER_AGENT", ""),
+                viewer=viewer,
+            )
+            return status.HTTP_201_CREATED, queries.present_new_comment(comment, viewer)
+
+        return answered_once(request, post)
 
 
 class CommentDetailView(ApiView):

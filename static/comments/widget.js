@@ -105,8 +105,8 @@
     constructor(code, httpStatus) { super(code); this.code = code; this.status = httpStatus; }
   }
 
-  async function api(method, path, body) {
-    const headers = { Accept: 'application/json' };
+  async function api(method, path, body, extra = {}) {
+    const headers = { Accept: 'application/json', ...extra };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     if (token) headers.Authorization = `Bearer ${token}`;
     const response = await fetch(`/api/v1/${path}`, {
@@ -485,10 +485,25 @@
     if (replyTo) $('[data-action]', article)?.focus();
   }
 
+  // One Idempotency-Key per post: a post sent again after a timeout or a dropped connection
+  // (the same form, the same words) carries the same key, so the service stores it once and
+  // answers with the first answer; new words are a new post, with a new key.
+  const postKeys = new WeakMap();  // form -> {text, key}
+  function postKey(form, text) {
+    const held = postKeys.get(form);
+    if (held && held.text === text) return held.key;
+    const key = crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    postKeys.set(form, { text, key });
+    return key;
+  }
+  const posted = (form) => { postKeys.delete(form); };
+
   const submitters = {
     async post(form, area) {
       const sid = await subjectId();
-      const comment = await api('POST', `subjects/${sid}/comments`, { body: area.value });
+      const key = postKey(form, area.value);
+      const comment = await api('POST', `subjects/${sid}/comments`, { body: area.value }, { 'Idempotency-Key': key });
+      posted(form);
       area.value = '';
       await showPosted(comment, form, null);
     },
@@ -496,7 +511,12 @@
     async reply(form, area) {
       const target = document.getElementById(`c-${form.dataset.replyTo}`);
       const sid = await subjectId();
-      const comment = await api('POST', `subjects/${sid}/comments`, { body: area.value, reply_to_id: Number(form.dataset.replyTo) });
+      const key = postKey(form, area.value);
+      const comment = await api(
+        'POST', `subjects/${sid}/comments`, { body: area.value, reply_to_id: Number(form.dataset.replyTo) },
+        { 'Idempotency-Key': key },
+      );
+      posted(form);
       await showPosted(comment, form, target);
     },
 

@@ -374,6 +374,42 @@ def test_a_comment_posted_while_the_list_reloads_stays_shown(host, page, shot):
     no_problems(page)
 
 
+def test_a_post_whose_answer_was_lost_is_sent_again_and_stored_once(host, page, shot):
+    """The service stores the post but its answer never reaches the reader (a timeout, a
+    dropped connection); the reader presses Post again. The widget sends the same
+    Idempotency-Key with the same words, so the service answers as the first time and the
+    comment is there once."""
+    subject, _ = two_level_subject(host.site, roots=1)
+    lost: list = []
+
+    def lose_the_first_answer(route):
+        if route.request.method == "POST" and not lost:
+            lost.append(route.request.headers.get("idempotency-key"))
+            route.fetch()  # the service gets it and stores it ...
+            route.abort("connectionreset")  # ... and its answer is lost on the way back
+        else:
+            lost.append(route.request.headers.get("idempotency-key"))
+            route.continue_()
+
+    page.route(f"**/api/v1/subjects/{subject.pk}/comments", lose_the_first_answer)
+    page.goto(host.url(subject.key, user="alice"))
+    frame = widget(page)
+    signed_in_as(frame, "Alice")
+    type_into(frame.locator("#cw-body"), "Said once, whatever the network")
+    post = frame.get_by_role("button", name="Post")
+    click(post)
+    assert_seen_by_a_person(frame.locator("#cw-form").get_by_role("alert"))
+    assert Comment.objects.filter(content__body="Said once, whatever the network").count() == 1
+    expect(frame.locator("#cw-body")).to_have_value("Said once, whatever the network")  # kept to send again
+    click(post)
+    posted = frame.locator(".cw-c", has_text="Said once, whatever the network")
+    assert_seen_by_a_person(posted)
+    expect(posted).to_have_count(1)
+    assert len(lost) == 2 and lost[0] and lost[0] == lost[1]
+    assert Comment.objects.filter(content__body="Said once, whatever the network").count() == 1
+    snap(page, shot, "posted-once")
+
+
 def test_a_new_subject_is_created_by_its_first_comment_and_can_be_edited_and_deleted(host, page, shot):
     page.goto(host.url("article:brand-new", user="bob"))
     frame = widget(page)
