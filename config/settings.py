@@ -278,7 +278,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "comments.forget_idempotent_requests",
         "schedule": 3600.0,
     },
-    # Tasks kept in the database while the broker was down (comments.outbox), queued once it is back.
+    # Tasks kept in the database while the broker was down (comments.outbox), queued once it
+    # is back.
     "comments.send_deferred": {
         "task": "comments.send_deferred",
         "schedule": env_float("COMMENTS_DEFERRED_INTERVAL", 5.0),

@@ -31,9 +31,7 @@ def own_redis():
     server.stop()
 
 
-def test_a_post_with_redis_and_the_broker_down_is_stored_once_and_its_hand_offs_wait(
-    own_redis, redis_url, tmp_path
-):
+def test_a_post_with_redis_and_the_broker_down_is_stored_once_and_its_hand_offs_wait(own_redis, redis_url, tmp_path):
     live_state = f"redis://127.0.0.1:{own_redis.port}/0"
     broker = f"redis://127.0.0.1:{own_redis.port}/1"
     env = {
