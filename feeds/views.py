@@ -27,8 +27,37 @@ from comments.exceptions import NotFound
 
 from . import queries
 
+# What XML 1.0 cannot carry: the C0 controls but tab, line feed and carriage return, and two
+# non-characters. A stored text may hold them (a guest's comment, an imported title), and the
+# XML writer refuses them, which took a site's whole feed down for one comment (issue 33).
+_NOT_XML = dict.fromkeys([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0xFFFE, 0xFFFF])
 
-class HtmlRssFeed(Rss201rev2Feed):
+
+def _xml_text(value):
+    if isinstance(value, str):
+        return value.translate(_NOT_XML)
+    if isinstance(value, (list, tuple)):
+        return [_xml_text(v) for v in value]
+    return value
+
+
+class XmlTextFeed(SyndicationFeed):
+    """A generator that drops from every text what XML cannot carry, before it writes it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.feed = {name: _xml_text(value) for name, value in self.feed.items()}
+
+    def add_item(self, *args, **kwargs):
+        super().add_item(*args, **kwargs)
+        self.items[-1] = {name: _xml_text(value) for name, value in self.items[-1].items()}
+
+
+class AtomFeed(XmlTextFeed, Atom1Feed):
+    """Atom 1.0, its texts fit for XML (``XmlTextFeed``)."""
+
+
+class HtmlRssFeed(XmlTextFeed, Rss201rev2Feed):
     """RSS 2.0 from text given as for Atom: every plain text that a reader renders as HTML is
     escaped for HTML here (``<b>`` becomes ``&lt;b&gt;``, then ``&amp;lt;b&amp;gt;`` in the XML),
     so a subject called ``<img onerror=…>`` or a commenter called ``<script>`` reads as those
@@ -58,7 +87,7 @@ def _escape_texts(fields: dict, names: tuple[str, ...]) -> None:
 class CommentFeed(Feed):
     """One of the four feeds: ``listing`` reads what it shows, ``feed_type`` is its format.
     Every text it gives is plain text but ``item_description`` (HTML): the generator writes
-    each as its format needs (``HtmlRssFeed``, ``Atom1Feed``)."""
+    each as its format needs (``HtmlRssFeed``, ``AtomFeed``)."""
 
     feed_type: type[SyndicationFeed] = HtmlRssFeed
 
@@ -101,7 +130,7 @@ class CommentFeed(Feed):
         return shown.feed_url
 
     def item_title(self, entry):
-        # Plain text: the generator escapes it as its format wants (HtmlRssFeed, Atom1Feed).
+        # Plain text: the generator escapes it as its format wants (HtmlRssFeed, AtomFeed).
         who = self.item_author_name(entry) or "Someone"
         return f"{who} on {entry['subject']['title'] or entry['subject']['key']}"
 
@@ -159,10 +188,10 @@ class SubjectFeed(CommentFeed):
 
 
 class SiteAtomFeed(SiteFeed):
-    feed_type = Atom1Feed
+    feed_type = AtomFeed
     subtitle = CommentFeed.description
 
 
 class SubjectAtomFeed(SubjectFeed):
-    feed_type = Atom1Feed
+    feed_type = AtomFeed
     subtitle = CommentFeed.description
