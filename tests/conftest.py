@@ -1,4 +1,6 @@
 import os
+import shutil
+from pathlib import Path
 
 import pytest
 from django.core.cache import cache
@@ -147,3 +149,39 @@ def empty_stream(settings, stream: str) -> None:
 
     if settings.LIKES_REDIS_URL and live.client() is not None:
         live.client().delete(stream)
+
+
+# --- Chromium, for every suite that drives it (tests/browser/, tests/security/) ----------------
+# One Playwright and one browser for the whole run: Playwright's sync API cannot start a second
+# one in the thread while the first runs. Debian's Chromium, never a downloaded one.
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)")
+    playwright = sync_playwright().start()
+    chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    yield chromium
+    chromium.close()
+    playwright.stop()

@@ -20,9 +20,10 @@ from accounts.guests import form_token_issue, guest_comment_post
 from accounts.models import Guest
 from comments.models import ApiToken, Comment, Status
 from moderation.actions import comment_moderate
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, assert_seen_by_a_person, click, type_into
+from tests.browser.conftest import assert_seen_by_a_person, click, type_into
 from tests.browser.test_latest_widget import hosted  # noqa: F401  (fixture)
 from tests.browser.test_signin import serve_static_page
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.factories import CommentFactory, SubjectFactory, UserFactory
 
 

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from tests.browser.conftest import OUTPUT, _slug, browser, shot  # noqa: F401  (fixtures)
+from tests.browser.conftest import OUTPUT, _slug, shot  # noqa: F401  (fixtures)
 
 from .harness import HostSite, Watch
 
@@ -19,13 +19,6 @@ def pytest_collection_modifyitems(items):
         in_suite = "tests/security/" in str(item.fspath).replace(os.sep, "/")
         if in_suite and {"browser", "context", "page"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.browser)
-
-
-@pytest.hookimpl(tryfirst=True, hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    setattr(item, f"rep_{report.when}", report)
 
 
 @pytest.fixture
