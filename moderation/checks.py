@@ -21,10 +21,10 @@ import re
 from django.conf import settings
 from django.core.cache import cache
 
-from comments import sharedcache
 from comments.exceptions import Banned, ContentBlocked
 from comments.hooks import ContentCheck, ContentDecision
 from comments.models import ModerationPolicy, Status
+from infra import sharedcache
 
 from . import words
 from .queries import standing_of

@@ -1,6 +1,6 @@
-"""The word filter's matching engine (``moderation/wordfilter.py``): normalization against
-trivial evasion, word boundaries and the false positives they prevent, spans in the original
-text, masking, and properties over arbitrary text. No database, no cache."""
+"""The word filter's matching engine (the ``moderation/wordfilter/`` package): normalization
+against trivial evasion, word boundaries and the false positives they prevent, spans in the
+original text, masking, and properties over arbitrary text. No database, no cache."""
 
 from __future__ import annotations
 
@@ -12,8 +12,18 @@ from hypothesis import HealthCheck, example, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from moderation import wordfilter
-from moderation.wordfilter import ACTIONS, EMPTY, Entry, Hit, WordFilter, normalize_text, normalize_word
+from moderation.wordfilter import (
+    ACTIONS,
+    EMPTY,
+    Entry,
+    Hit,
+    WordFilter,
+    chars,
+    indexmap,
+    normalize,
+    normalize_text,
+    normalize_word,
+)
 
 
 def wf(*words: str, action: str = "mask", inside_words: bool = False) -> WordFilter:
@@ -354,21 +364,21 @@ def test_mask_changes_only_the_letters_inside_the_hit_spans(text):
 @PROPERTY
 @given(TEXT)
 def test_the_fast_nfkc_is_nfkc(text):
-    p = wordfilter._tables().patterns(text)
-    without, nfkc = wordfilter._clean(text, p)
-    assert without == "".join(ch for ch in text if ch not in wordfilter._tables().ignorable_chars)
+    p = chars._tables().patterns(text)
+    without, nfkc = normalize._clean(text, p)
+    assert without == "".join(ch for ch in text if ch not in chars._tables().ignorable_chars)
     assert nfkc == unicodedata.normalize("NFKC", without)
 
 
 @PROPERTY
 @given(TEXT)
 def test_the_index_map_is_monotonic_and_inside_the_text(text):
-    p = wordfilter._tables().patterns(text)
-    norm = wordfilter._normalize(text, p, True)
-    mapped, steps = wordfilter._mapped(text, norm, p, True)
+    p = chars._tables().patterns(text)
+    norm = normalize._normalize(text, p, True)
+    mapped, steps = indexmap._mapped(text, norm, p, True)
     last = (0, 0)
     for i in range(len(mapped.text)):
-        a, b = wordfilter._back(steps, i, i + 1)
+        a, b = indexmap._back(steps, i, i + 1)
         assert 0 <= a < b <= len(text)
         assert a >= last[0] and b >= last[1]
         last = (a, b)
@@ -412,8 +422,8 @@ def test_the_character_tables_hold_for_every_code_point():
     out: no mark or format character outside the categorized planes but in plane 14, every
     character NFKC changes there covered, every character that composes with the one before it
     known as such."""
-    categorized = wordfilter._expand(wordfilter._CATEGORIZED)
-    attach = wordfilter._expand(wordfilter._EXTRA_ATTACH)
+    categorized = chars._expand(chars._CATEGORIZED)
+    attach = chars._expand(chars._EXTRA_ATTACH)
     second = set()
     for cp in range(0x110000):
         ch = chr(cp)
@@ -422,7 +432,7 @@ def test_the_character_tables_hold_for_every_code_point():
             assert category[0] != "M" or 0xE0000 <= cp <= 0xE0FFF, hex(cp)
             assert category != "Cf" or 0xE0000 <= cp <= 0xE0FFF, hex(cp)
             if unicodedata.normalize("NFKC", ch) != ch:
-                assert any(lo <= cp <= hi for lo, hi in wordfilter._ASTRAL_COMPAT), hex(cp)
+                assert any(lo <= cp <= hi for lo, hi in chars._ASTRAL_COMPAT), hex(cp)
         decomposition = unicodedata.decomposition(ch)
         if decomposition and not decomposition.startswith("<") and len(decomposition.split()) == 2:
             second.add(int(decomposition.split()[1], 16))
@@ -442,7 +452,7 @@ def test_the_index_map_survives_characters_the_tables_missed(monkeypatch):
     texts = ["Die Straße, ﬁne.", "ｶﾞｷ!", "un cafe\u0301 b.a.d", "ß" * 40 + " ﬁne " + "ß" * 40]
     expected = [f.scan(text) for text in texts]
     never = re.compile("(?!)")
-    patterns = wordfilter._tables().bmp
+    patterns = chars._tables().bmp
     monkeypatch.setitem(patterns.__dict__, "chunk", never)
     assert [f.scan(text) for text in texts] == expected
     monkeypatch.setattr(patterns, "attach", never)  # compositions unknown as well
@@ -452,5 +462,5 @@ def test_the_index_map_survives_characters_the_tables_missed(monkeypatch):
 
 
 def test_the_tables_are_built_once_and_only_when_needed():
-    assert wordfilter._tables() is wordfilter._tables()
+    assert chars._tables() is chars._tables()
     assert len(EMPTY) == 0  # building the empty filter at import needed no tables
