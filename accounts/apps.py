@@ -1,10 +1,29 @@
 from django.apps import AppConfig
 
+from infra.citus import Tables
+
 
 class AccountsConfig(AppConfig):
     """Sign-in on the service itself (issue 14): the popup the widget opens, email links, guests."""
 
     name = "accounts"
+    # Read only while a reader signs in, by user or by provider account: on the coordinator,
+    # django-allauth's tables (GitHub, Google and OpenID Connect providers) included.
+    citus_tables = Tables(
+        local=frozenset(
+            {
+                "accounts_emailaccount",
+                "accounts_emaillink",
+                "accounts_signinhandoff",
+                "accounts_guest",
+                "account_emailaddress",
+                "account_emailconfirmation",
+                "socialaccount_socialaccount",
+                "socialaccount_socialapp",
+                "socialaccount_socialtoken",
+            }
+        )
+    )
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -37,11 +37,12 @@ from django.core.cache import cache
 from django.db import transaction
 
 from comments import services as core
-from comments import sharedcache, throttling
+from comments import throttling
 from comments.exceptions import InvalidInput, PermissionDenied, RateLimited
 from comments.hooks import ContentCheck, ContentDecision
 from comments.models import ApiToken, Comment, ModerationPolicy, Site, Status, User
 from comments.names import clean_display_name
+from infra import sharedcache
 
 from .exceptions import FormTokenExpired, FormTokenInvalid, FormTokenUsed, GuestsNotAllowed, TooFast
 from .models import Guest

@@ -19,8 +19,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from comments import queries
 from comments.api.views import client_ip
-from comments.exceptions import DATABASE_UNAVAILABLE, CommentsError, NotFound, PermissionDenied, RateLimited
+from comments.exceptions import CommentsError, NotFound, PermissionDenied, RateLimited
 from comments.views import reader_language
+from infra.errors import DATABASE_UNAVAILABLE
 
 from . import services
 from .api import link_url, signed_in

@@ -71,6 +71,7 @@ WIDGET_RATIO = 0.3
 WRITE_RATIO = 0.5
 WALK_SECONDS = 10.0
 LIKE_LOADS = ("like_hot", "like_uniform")
+WALK_KEYS = ("whole_walk", "reader_walk")  # the walks --only can name
 READER_WALK_PAGES = 200
 READER_PAUSE = 0.03
 RSS_RATIO = 1.5
@@ -119,8 +120,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--reseed", action="store_true", help="rebuild bench.core's dataset")
     parser.add_argument(
         "--only",
-        help="comma-separated scenario keys (e.g. post,like_hot,hot_mix) measured alone, with their floors; "
+        help="comma-separated scenario keys (e.g. post,like_hot,hot_mix; the walks whole_walk, reader_walk) measured "
+        "alone, with their floors; "
         "for working on one scenario: no deep pages, walks or comparison, and no report unless --output is given",
+    )
+    parser.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable of the served gunicorn and its Celery worker only, not of this process "
+        "(repeatable): measures a fast path switched off, e.g. COMMENTS_PAGE_CACHE_TTL=0, "
+        "COMMENTS_HOT_PAGE_SECONDS=0, COMMENTS_PAGE_PRELOAD=off, or LIKES_REDIS_URL= (empty: likes on the database "
+        "road); DJANGO_SETTINGS_MODULE=<module> replaces bench.http_settings (docs/fast-paths.md)",
     )
     parser.add_argument(
         "--output",
@@ -128,8 +140,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="Markdown report whose http section is written ('-' for none; default docs/benchmarks.md)",
     )
     args = parser.parse_args(argv)
-    # Work on one scenario, and the diagnostic, write no report unless asked to.
-    if (args.only or args.like_flush == "after") and "--output" not in (argv if argv is not None else sys.argv):
+    for pair in args.server_env:
+        if "=" not in pair:
+            parser.error(f"--server-env {pair!r}: NAME=VALUE expected")
+    # Work on one scenario, the diagnostic, and a server with other settings write no report
+    # unless asked to.
+    asked = "--output" in (argv if argv is not None else sys.argv)
+    if (args.only or args.like_flush == "after" or args.server_env) and not asked:
         args.output = "-"
     if args.seconds is None:
         args.seconds = 2.0 if args.quick else 8.0
@@ -161,6 +178,21 @@ def configure() -> None:
             "bench.http: REDIS_URL and LIKES_REDIS_URL name the same Redis database; the cold runs empty the "
             "cache's with FLUSHDB, which would lose unflushed likes. Give the likes their own (e.g. .../9)."
         )
+
+
+def apply_server_env(pairs: list[str]) -> None:
+    """``--server-env``: set in this process's environment once its own settings are loaded, so
+    that only the processes it starts (``bench.serving.server_env`` copies the environment) see
+    them; ``DJANGO_SETTINGS_MODULE`` names their settings module instead."""
+    global SETTINGS_MODULE
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        if name == "DJANGO_SETTINGS_MODULE":
+            SETTINGS_MODULE = value
+        else:
+            os.environ[name] = value
+    if pairs:
+        log(f"bench: the server and the worker run with {' '.join(pairs)}")
 
 
 def _redis_database(url: str) -> tuple:
@@ -623,8 +655,8 @@ class HttpBench:
         for the restore after posting."""
         from django.conf import settings
 
-        from comments.redislink import connect
         from comments.services import subject_reconcile_counters
+        from infra.redislink import connect
         from likes import state_sync
 
         core_args = core.parse_args(["--output", "-"] + (["--reseed"] if self.args.reseed else []))
@@ -972,7 +1004,8 @@ class HttpBench:
         return ""
 
     def wait_for_flush(self, limit: float = 120) -> str:
-        from likes import keys, live
+        from infra import streams
+        from likes import keys
 
         started = time.perf_counter()
         if self.args.like_flush == "after":
@@ -980,9 +1013,9 @@ class HttpBench:
             purge_queue("likes")  # the flushes beat queued meanwhile: this one did their work
             return f"{flushed:,} like events flushed after the run by the benchmark ({time.perf_counter() - started:.1f} s)"
         stream = keys.events(self.subject.pk)
-        while live.stream_length(self.likes_redis, stream) and time.perf_counter() - started < limit:
+        while streams.stream_length(self.likes_redis, stream) and time.perf_counter() - started < limit:
             time.sleep(0.1)
-        left = live.stream_length(self.likes_redis, stream)
+        left = streams.stream_length(self.likes_redis, stream)
         took = time.perf_counter() - started
         if left:
             return f"{left:,} like events still queued {took:.0f} s after the run"
@@ -991,13 +1024,13 @@ class HttpBench:
     def wait_for_moderation(self, limit: float = 300) -> str:
         """Until the second checks of the posts ran: the Redis queue of checks (read in
         batches by the worker's beat task) and the broker's moderation queue are empty."""
-        from likes import live
+        from infra import redislink, streams
         from moderation.rechecks import RECHECK_STREAM
 
         def waiting() -> int | None:
             tasks = queued_messages("moderation")
-            r = live.client()
-            return None if tasks is None else tasks + (live.stream_length(r, RECHECK_STREAM) if r else 0)
+            r = redislink.client()
+            return None if tasks is None else tasks + (streams.stream_length(r, RECHECK_STREAM) if r else 0)
 
         started = time.perf_counter()
         left = waiting()
@@ -1156,18 +1189,8 @@ class HttpBench:
             else:
                 self.rows.append(Row(key, "", "", None, note="not run: the walk to its deep page failed"))
         log("bench: whole walks by cursor")
-        self.measure_walk("whole walk: the subject, flat, limit 100", lst, {"mode": "flat", "limit": 100}, WALK_SECONDS)
-        # A reader who reads each page before asking for the next: what building it ahead is for.
-        self.measure_walk(
-            f"reader's walk: the subject's first {READER_WALK_PAGES} pages, flat, limit 100, "
-            f"{READER_PAUSE * 1000:g} ms reading each",
-            lst,
-            {"mode": "flat", "limit": 100},
-            None,
-            pages=READER_WALK_PAGES,
-            pause=READER_PAUSE,
-            phases=("cold",),
-        )
+        for walk_key in WALK_KEYS:
+            self.measure_walk(**self.walks()[walk_key])
         if not quick:
             replies = f"/api/v1/comments/{self.biggest_thread.pk}/replies"
             self.measure_walk(
@@ -1179,6 +1202,30 @@ class HttpBench:
         log("bench: the widget page")
         self.measure(loads["widget"], cold=True)
         return loads
+
+    def walks(self) -> dict[str, dict]:
+        """The walks of the subject by cursor that ``--only`` can name too, by key: the
+        arguments of ``measure_walk``."""
+        lst = f"/api/v1/subjects/{self.subject.pk}/comments"
+        return {
+            "whole_walk": {
+                "title": "whole walk: the subject, flat, limit 100",
+                "path": lst,
+                "params": {"mode": "flat", "limit": 100},
+                "target_seconds": WALK_SECONDS,
+            },
+            # A reader who reads each page before asking for the next: what building ahead is for.
+            "reader_walk": {
+                "title": f"reader's walk: the subject's first {READER_WALK_PAGES} pages, flat, limit 100, "
+                f"{READER_PAUSE * 1000:g} ms reading each",
+                "path": lst,
+                "params": {"mode": "flat", "limit": 100},
+                "target_seconds": None,
+                "pages": READER_WALK_PAGES,
+                "pause": READER_PAUSE,
+                "phases": ("cold",),
+            },
+        }
 
     def run_writes(self, loads: dict[str, Load], quick: bool) -> None:
         log("bench: writes (the Celery worker flushing likes and checking posts meanwhile)")
@@ -1193,11 +1240,15 @@ class HttpBench:
         self.floor_loads = self.floors()
         self.restart(cold=False)
         loads = self.loads({})
-        unknown = [key for key in keys if key not in loads]
+        unknown = [key for key in keys if key not in loads and key not in WALK_KEYS]
         if unknown:
-            raise SystemExit(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(loads)}")
+            known = ", ".join([*loads, *WALK_KEYS])
+            raise SystemExit(f"unknown scenario(s) {', '.join(unknown)}; known: {known}")
         for key in keys:
-            self.measure(loads[key], cold=loads[key].method == "GET" or key in LIKE_LOADS)
+            if key in WALK_KEYS:
+                self.measure_walk(**self.walks()[key])
+            else:
+                self.measure(loads[key], cold=loads[key].method == "GET" or key in LIKE_LOADS)
 
     def run_sync_comparison(self, loads: dict[str, Load]) -> None:
         """The main scenarios on two servers side by side, the config's gthread workers and plain
@@ -1459,7 +1510,7 @@ def render(bench: HttpBench, info: dict, started: datetime, took: float, notes: 
         "floor) sent the write scenario's very requests (same tokens; PUT/DELETE alternating, or POST with a body). "
         "Each scenario's *floor req/s* is the mean of its floor's runs right before and right after it.",
         "- **Counts** (`bench/http_middleware.py`, first in `MIDDLEWARE`): SQL statements per request "
-        "(`connection.execute_wrapper`) and the read caches' hits and misses (`comments.cachestats`, read before and "
+        "(`connection.execute_wrapper`) and the read caches' hits and misses (`infra.cachestats`, read before and "
         "after each request), in response headers; the floors pay for the same middleware. *cache hit ratio* is "
         "hits / (hits + misses); – when the caches were not consulted.",
         "- **cold**: the cache's Redis database (`REDIS_URL`) emptied with FLUSHDB and the server restarted, so its "
@@ -1562,6 +1613,7 @@ def write_block(path: Path, render_block) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     configure()
+    apply_server_env(args.server_env)
     from django.conf import settings
 
     started_at = datetime.now(UTC)

@@ -3,7 +3,7 @@
 - ``X-Bench-Queries``: SQL statements executed on this thread's database connection while the
   request was handled (``connection.execute_wrapper``);
 - ``X-Bench-Cache-Hits`` / ``X-Bench-Cache-Misses``: what the read caches counted on this
-  thread meanwhile (``comments.cachestats``, read before and after).
+  thread meanwhile (``infra.cachestats``, read before and after).
 
 First in ``MIDDLEWARE`` (``bench/http_settings.py``), so everything the application does for a
 request is inside the count."""
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.db import connection
 
-from comments.cachestats import counts
+from infra.cachestats import counts
 
 
 class BenchCountersMiddleware:

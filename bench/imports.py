@@ -82,7 +82,8 @@ def child(spec: dict) -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from portability import services
+    from comments.services import storage
+    from portability.services import imports, staging, threads
 
     statements: Counter = Counter()
     phases: dict[str, float] = {}
@@ -91,15 +92,26 @@ def child(spec: dict) -> None:
         statements[sql.split(None, 1)[0].upper()] += 1
         return execute(sql, params, many, context)
 
-    copy = services.insert_rows
+    # COPY runs outside the execute wrapper: counted where it is called, the staged rows'
+    # (portability.sql.insert_rows) and the comments' (comments.services.storage._insert).
+    for module in (imports, staging, threads):
+        copy = module.insert_rows
 
-    def counted_copy(model, columns, rows):
-        statements["COPY"] += 1
-        return copy(model, columns, rows)
+        def counted_copy(model, columns, rows, _copy=copy):
+            statements["COPY" if connection.vendor == "postgresql" else "INSERT"] += 1
+            return _copy(model, columns, rows)
 
-    services.insert_rows = counted_copy
+        module.insert_rows = counted_copy  # type: ignore[attr-defined]
+    insert = storage._insert
+
+    def counted_insert(model, columns, instances):
+        if connection.vendor == "postgresql" and len(instances) >= storage._COPY_FROM:
+            statements["COPY"] += 1
+        return insert(model, columns, instances)
+
+    storage._insert = counted_insert
     for name in PHASES:
-        original = getattr(services._ImportJob, name)
+        original = getattr(imports._ImportJob, name)
 
         def timed(self, *args, _original=original, _name=name):
             started = time.monotonic()
@@ -108,7 +120,7 @@ def child(spec: dict) -> None:
             finally:
                 phases[_name] = time.monotonic() - started
 
-        setattr(services._ImportJob, name, timed)
+        setattr(imports._ImportJob, name, timed)
     # The cost of each batch of comments, in wall time and in CPU of this process and of the
     # PostgreSQL backend serving it: the CPU figures do not depend on what else the machine runs.
     connection.ensure_connection()
@@ -116,7 +128,7 @@ def child(spec: dict) -> None:
         cursor.execute("SELECT pg_backend_pid()")
         backend = cursor.fetchone()[0]
     batches = []
-    insert_batch = services._ImportJob._insert_batch
+    insert_batch = imports._ImportJob._insert_batch
 
     def measured_batch(self, rows, *, last):
         before = (time.monotonic(), time.process_time(), _process_cpu(backend))
@@ -125,7 +137,7 @@ def child(spec: dict) -> None:
         batches.append([len(rows) - len(waiting), *(a - b for a, b in zip(after, before, strict=True))])
         return waiting
 
-    services._ImportJob._insert_batch = measured_batch
+    imports._ImportJob._insert_batch = measured_batch
     backend_start = _process_cpu(backend)
     with connection.execute_wrapper(count):
         if spec.get("profile"):
@@ -195,12 +207,12 @@ def run_child(file: str, site: str, workers: int, profile: str = "") -> dict:
 
 
 PROFILED = {  # where the command's CPU goes: label -> (file, function) as the profile names them
-    "staging: reading the XML and COPY into the staging table": ("services.py", "stage"),
+    "staging: reading the XML and COPY into the staging table": ("staging.py", "stage"),
     "of which the Disqus reader (lxml)": ("disqus.py", "records"),
     "HTML to Markdown (nh3, portability.markup)": ("markup.py", "to_markdown"),
     "Markdown to HTML (markdown-it-py, nh3: comments.rendering)": ("rendering.py", "render_markdown"),
-    "inserting the batches (ids, tree, floors, counters, COPY)": ("services.py", "_insert_batch"),
-    "reading staged rows back": ("services.py", "_next_staged"),
+    "inserting the batches (ids, tree, floors, counters, COPY)": ("imports.py", "_insert_batch"),
+    "reading staged rows back": ("staging.py", "next_comments"),
 }
 
 

@@ -129,14 +129,14 @@ def configure(args: argparse.Namespace) -> None:
     configure_database(argparse.Namespace(allow_sqlite=False))
     from django.conf import settings
 
-    from likes import live
+    from infra import redislink
 
     if not settings.LIKES_REDIS_URL:
         sys.exit("bench.likes: the likes benchmark needs Redis; set REDIS_URL=redis://... (or LIKES_REDIS_URL).")
-    r = live.client()
+    r = redislink.client()
     try:
         r.ping()
-    except live.ERRORS as exc:
+    except redislink.ERRORS as exc:
         sys.exit(f"bench.likes: Redis at {settings.LIKES_REDIS_URL} does not answer: {exc}")
 
 
@@ -151,7 +151,7 @@ class RoundTrips:
     def __enter__(self):
         import redis.connection
 
-        from likes import live
+        from infra import redislink
 
         self.total = self.likes = 0
         cls = redis.connection.AbstractConnection
@@ -163,7 +163,7 @@ class RoundTrips:
             return original_send(conn, command, check_health)
 
         cls.send_packed_command = send
-        self._pool = live.client().connection_pool  # type: ignore[union-attr]  # a single Redis here
+        self._pool = redislink.client().connection_pool  # type: ignore[union-attr]  # a single Redis here
         original_get = self._pool.get_connection
 
         def get_connection(*a, **k):
@@ -365,13 +365,14 @@ def comment_ids(subject_id: int, likeable: bool = False) -> list[int]:
 
 def drain(r) -> int:
     """Flush every queued like action (of every subject) into the database; events flushed."""
+    from infra import streams
     from likes import keys, live
     from likes.services import likes_flush
 
     flushed = 0
     for _ in range(20):
         flushed += likes_flush(max_seconds=300).events
-        if all(live.stream_length(r, keys.events(s)) == 0 for s, _ in live.dirty_subjects(r)):
+        if all(streams.stream_length(r, keys.events(s)) == 0 for s, _ in live.dirty_subjects(r)):
             return flushed
     log("bench: WARNING: some like events stay queued (entries pending for another consumer?)")
     return flushed
@@ -501,7 +502,7 @@ class LikesBench:
         # state): the application's client gives up after LIKES_REDIS_TIMEOUT (0.5 s).
         from django.conf import settings
 
-        from comments.redislink import connect
+        from infra.redislink import connect
 
         self.admin = connect(settings.LIKES_REDIS_URL, decode_responses=True, socket_timeout=120)
         self.drained_before = drain(self.r)
@@ -732,6 +733,7 @@ class LikesBench:
         from django.conf import settings
         from django.db import connection
 
+        from infra import streams
         from likes import keys, live
 
         sid = self.subjects["flush"].pk
@@ -750,7 +752,7 @@ class LikesBench:
                 self.reset_flush_subject()
                 live.mark_empty(self.admin, [(c, sid, live.OPEN) for c in comments])
             queue_s = self.queue_actions(sid, pairs, liked=kind == "like")
-            length = live.stream_length(self.r, stream)
+            length = streams.stream_length(self.r, stream)
             sql = [0.0, 0]
 
             def timer(execute, statement, params, many, context):
@@ -764,7 +766,7 @@ class LikesBench:
             started = time.perf_counter()
             reports = []
             with connection.execute_wrapper(timer):
-                while live.stream_length(self.r, stream):
+                while streams.stream_length(self.r, stream):
                     reports.append(live_flush(batch))
                     if len(reports) > 50:
                         break

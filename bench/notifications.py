@@ -85,13 +85,13 @@ def empty_last_run(subject) -> None:
     from django.db import connection
 
     from comments.models import Comment
-    from likes import live
+    from infra import redislink
     from notifications.jobs import EVENTS_STREAM
 
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE notifications_notification")
     Comment.objects.filter(subject=subject).delete()
-    live.client().delete(EVENTS_STREAM)
+    redislink.client().delete(EVENTS_STREAM)
 
 
 def post_comments(subject, poster, count: int) -> tuple[list[str], list[float]]:

@@ -1,8 +1,55 @@
 from django.apps import AppConfig
 
+from infra.citus import Tables
+
 
 class CommentsConfig(AppConfig):
     name = "comments"
+    # The Citus plan (docs/citus.md). The comment tables are distributed by subject and
+    # co-located, so every read or write of one subject's comments, likes, reports and review
+    # tasks is a router query that one worker answers. Their primary and unique keys end in
+    # ``subject_id``: Citus can only enforce a key on a shard when it holds the distribution
+    # column, and with the column last the key still serves every lookup by comment id alone
+    # (ids are unique by generation, ``comments.ids``). A subject is found by its site's key
+    # through ``comment_subject_key``, distributed by site in a group of its own: a new page
+    # writes one row, which a reference table would write on every node, and its unique
+    # (site_id, key) is enforced on one shard. A new subject's id is drawn by the coordinator.
+    # Django's own tables are declared here too, as the core installs them.
+    citus_tables = Tables(
+        distributed={
+            "comment_subject": ("id", "comment_subject"),
+            "comment_index": ("subject_id", "comment_subject"),
+            "comment_content": ("subject_id", "comment_subject"),
+            "comment_subject_key": ("site_id", "comment_subject_key"),
+        },
+        drawn=frozenset({"comment_subject"}),
+        reference=frozenset(
+            {
+                "comments_site",
+                "comments_site_moderators",
+                "comments_user",
+                "comments_user_groups",
+                "comments_user_user_permissions",
+                "comments_follow",
+                "comments_externalidentity",
+                "comments_apitoken",
+                "auth_group",
+                "auth_group_permissions",
+                "auth_permission",
+                "django_content_type",
+            }
+        ),
+        local=frozenset(
+            {
+                "comments_idworkerlease",
+                "comments_deferredtask",
+                "comments_idempotentrequest",
+                "django_admin_log",
+                "django_migrations",
+                "django_session",
+            }
+        ),
+    )
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
@@ -27,7 +74,8 @@ def _drop_cached_sites_when_saved() -> None:
     from django.db import transaction
     from django.db.models.signals import post_delete, post_save
 
-    from . import pagecache
+    from infra import pagecache
+
     from .models import Site
 
     def changed(sender, instance, **kwargs):

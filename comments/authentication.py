@@ -9,7 +9,9 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
-from . import replicas, rowsql
+from infra import replicas
+
+from . import rowsql
 from .models import ApiToken, User
 
 _TOKEN_COLUMNS = rowsql.ModelColumns(ApiToken, "k")

@@ -8,7 +8,7 @@ keeps it in the cache and serves it (``avatar_picture``).
 
 The path names the user and a keyed digest of the picture's address: it cannot be made for an
 address no user has (the service is no open proxy), and it changes with the address, so it can
-be cached for good. The fetch speaks only to public addresses (``comments.outbound``: the
+be cached for good. The fetch speaks only to public addresses (``infra.outbound``: the
 resolved addresses are the ones connected to, so a name that resolves again differently cannot
 lead it inside; ``AVATARS_FETCH_PRIVATE`` allows private ones), follows a few redirects, each
 opened and checked the same way, reads at most ``MAX_BYTES`` of a PNG, JPEG, GIF or WebP picture
@@ -28,7 +28,8 @@ from urllib.parse import urljoin
 from django.conf import settings
 from django.core.cache import cache
 
-from . import outbound, sharedcache
+from infra import outbound, sharedcache
+
 from .exceptions import NotFound
 from .models import User
 

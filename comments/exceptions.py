@@ -3,8 +3,6 @@ so every surface (API, widget, console) reports the same failure the same way.""
 
 from __future__ import annotations
 
-from django.db import InterfaceError, OperationalError
-
 
 class CommentsError(Exception):
     code = "invalid"
@@ -75,9 +73,3 @@ class RateLimited(CommentsError):
     def __init__(self, message: str | None = None, *, retry_after: float):
         super().__init__(message)
         self.retry_after = retry_after
-
-
-# What the database driver raises when the database is down or unreachable (or a transaction
-# must be retried): the service's failure, not the request's, and one that passes. Readers
-# get a cached page if there is one, everyone else a 503.
-DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)

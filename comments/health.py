@@ -7,7 +7,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.http import JsonResponse
 
-from . import replicas
+from infra import replicas
 
 
 def database_state() -> str:
@@ -33,10 +33,11 @@ def cache_state() -> str:
 def broker_state() -> str:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return "eager"
-    from config.celery import app
+    # The project's Celery app, which the composition root (config.celery) made the current one.
+    from celery import current_app
 
     try:
-        with app.connection_for_write() as conn:
+        with current_app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=2)
         return "ok"
     except Exception:  # noqa: BLE001 - a probe: any failure is "down"

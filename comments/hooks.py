@@ -4,11 +4,12 @@ without the core importing them (DESIGN.md: ``comments`` never imports its neigh
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import django.dispatch
+
+from infra import streams
 
 if TYPE_CHECKING:
     from .models import Comment, Site, Subject, User
@@ -115,23 +116,11 @@ def liked_sql(user_id: int | None) -> tuple[str, list] | None:
 
 # Hand-offs together. The receivers of the hooks below hand work on to other processes (an
 # entry on a Redis stream each: a second check, a notifications event, a new comment's empty
-# like state). A scope registered here (the likes app's, whose Redis carries them) gathers what
-# they hand on while a hook is sent, so that everything one hook causes travels in one round
-# trip instead of one per receiver.
-HandoffScope = Callable[[], AbstractContextManager[None]]
-_handoff_scopes: list[HandoffScope] = []
-
-
-def register_handoff_scope(scope: HandoffScope) -> None:
-    if scope not in _handoff_scopes:
-        _handoff_scopes.append(scope)
-
-
+# like state); ``infra.streams.together`` gathers what they hand on while a hook is sent, so
+# that everything one hook causes travels in one round trip instead of one per receiver.
 def send_together(signal: django.dispatch.Signal, sender: type, **kwargs) -> None:
-    """Send a hook with the hand-offs of its receivers gathered (``register_handoff_scope``)."""
-    with ExitStack() as stack:
-        for scope in _handoff_scopes:
-            stack.enter_context(scope())
+    """Send a hook with the hand-offs of its receivers gathered."""
+    with streams.together():
         signal.send(sender=sender, **kwargs)
 
 

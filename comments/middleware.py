@@ -7,8 +7,9 @@ import logging
 
 from django.http import HttpRequest
 
+from infra.errors import DATABASE_UNAVAILABLE
+
 from .api.errors import json_error, unavailable_response
-from .exceptions import DATABASE_UNAVAILABLE
 
 logger = logging.getLogger("comments.api")
 

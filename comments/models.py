@@ -156,7 +156,7 @@ class SubjectKey(models.Model):
     """How a page finds its subject: the site's key for it (``Subject.key``, kept there for
     display and exports), unique per site. The key is the table's primary key, ``(site_id,
     key)``, so that it holds the distribution column on Citus, where this table is distributed
-    by ``site_id`` (``comments.citus``) and ``comment_subject`` by its id: a subject's key
+    by ``site_id`` (``infra.citus``) and ``comment_subject`` by its id: a subject's key
     could not be unique on a table sharded by subject. Every subject has its row, made with it
     (``comments.services.subjects_create``); the row's unique key decides which of two first
     readers of a new page makes its subject.
@@ -213,7 +213,7 @@ class PathField(models.CharField):
 class Comment(models.Model):
     """The index row of a comment. Its id comes from ``comments.ids.new_id`` before insert.
 
-    On PostgreSQL the primary key is (id, subject_id), for Citus (``comments.citus``); ``id``
+    On PostgreSQL the primary key is (id, subject_id), for Citus (``infra.citus``); ``id``
     alone is unique by generation and stays the model's primary key."""
 
     id = models.BigIntegerField(primary_key=True)
@@ -226,7 +226,7 @@ class Comment(models.Model):
         related_name="comments",
     )
     # The foreign keys between comment tables are composite on PostgreSQL, (reply_to_id,
-    # subject_id) -> (id, subject_id), made by migrations (comments.citus); Django, which cannot
+    # subject_id) -> (id, subject_id), made by migrations (infra.citus); Django, which cannot
     # point at a composite key, checks none of its own there.
     reply_to = models.ForeignKey(
         "self",
@@ -304,7 +304,7 @@ class Comment(models.Model):
             # subtree and depth-first tree: one range scan over the path
             models.Index(fields=["subject", "path"], name="comment_tree_by_path"),
             # two-level list 2 (replies of a thread), old/new. A thread's queries name its subject
-            # too (comments.citus): with it in the index, PostgreSQL never joins the whole
+            # too (infra.citus): with it in the index, PostgreSQL never joins the whole
             # subject's index to the thread's instead of walking this one.
             models.Index(fields=["root", "subject", "id"], name="comment_thread_by_time"),
             # reply previews and list 2 sort=hot: most liked first, ties oldest
@@ -337,7 +337,7 @@ class CommentContent(models.Model):
     """The wide text row of a comment; never read by list scans, fetched by primary key."""
 
     # Primary key (comment_id, subject_id) and a composite foreign key on PostgreSQL
-    # (comments.citus).
+    # (infra.citus).
     comment = models.OneToOneField(
         Comment, primary_key=True, on_delete=models.CASCADE, related_name="content", db_constraint=False
     )

@@ -25,7 +25,9 @@ from typing import Any
 
 from django.db import connection
 
-from . import paths, replicas
+from infra import replicas
+
+from . import paths
 from .models import Comment, CommentContent, Follow, User
 
 
@@ -155,6 +157,54 @@ class CommentRow:
 
     def ancestor_ids(self) -> list[int]:
         return paths.split_path(self.path)[:-1]
+
+    @classmethod
+    def of_model(cls, comment: Comment, *, with_content: bool = False) -> CommentRow:
+        """The row of a comment read as a model (one just written, one read alone): its author
+        and what it replies to as a list row has them (loaded if the model has not got them:
+        ``reply_target`` when a reader set it, else ``reply_to``), its content when
+        ``with_content`` (the model's content row must be at hand)."""
+        target = getattr(comment, "reply_target", None)
+        replied = comment.reply_to if target is None and comment.reply_to_id is not None else None
+        if replied is not None:
+            target = ReplyTarget(
+                replied.pk,
+                replied.status,
+                replied.visibility,
+                replied.descendant_count,
+                replied.author_id,
+                _face(replied.author),
+            )
+        content = comment.content if with_content else None
+        return cls(
+            comment.pk,
+            comment.subject_id,
+            comment.reply_to_id,
+            comment.root_id,
+            comment.path,
+            comment.depth,
+            comment.floor,
+            comment.author_id,
+            comment.status,
+            comment.visibility,
+            comment.pinned,
+            comment.featured,
+            comment.like_count,
+            comment.reply_count,
+            comment.descendant_count,
+            comment.created_at,
+            comment.edited_at,
+            _face(comment.author),
+            target,
+            content.body if content is not None else None,
+            content.html if content is not None else None,
+        )
+
+
+def _face(user: User | None) -> UserFace | None:
+    if user is None:
+        return None
+    return UserFace(user.pk, user.username, user.display_name, user.avatar_url, user.is_guest)
 
 
 _COMMENT = _table(Comment)

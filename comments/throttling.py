@@ -23,8 +23,8 @@ from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.locmem import LocMemCache
 from rest_framework.throttling import BaseThrottle
 
-from . import sharedcache
-from .redislink import round_trip
+from infra import sharedcache
+from infra.redislink import round_trip
 
 # The counts of this process while the shared cache is down (bounded: LocMemCache culls).
 _process_counts = LocMemCache("comments-throttle-fallback", {"OPTIONS": {"MAX_ENTRIES": 10_000}})

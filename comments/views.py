@@ -14,7 +14,6 @@ allowed origins (the global ``X-Frame-Options: DENY`` is lifted for these views 
 
 from __future__ import annotations
 
-import contextlib
 import re
 from datetime import timedelta
 from urllib.parse import urlencode
@@ -31,11 +30,14 @@ from django.views.decorators.http import require_GET
 from rest_framework import serializers
 from rest_framework.exceptions import AuthenticationFailed
 
-from . import avatars, hooks, pagecache, queries
+from infra import pagecache
+from infra.errors import DATABASE_UNAVAILABLE
+
+from . import avatars, hooks, queries
 from .api.serializers import CommentListParams, ReplyListParams
 from .api.views import query_params, stale_marked
 from .authentication import BearerTokenAuthentication
-from .exceptions import DATABASE_UNAVAILABLE, CommentsError, NotFound
+from .exceptions import CommentsError, NotFound
 from .models import GONE_STATUSES, Mode, Site, Status, SubjectState
 
 THEMES = ("light", "dark", "auto")
@@ -47,7 +49,7 @@ REPLY_PREVIEWS = 3
 CHAIN_HEAD, CHAIN_TAIL = 2, 3
 
 
-def _theme(request) -> str:
+def request_theme(request) -> str:
     """The theme the embedding page asked for, read one way by the page, its fragments and its
     error pages; "auto" for none or an unknown one (the embed page's parameters refuse an
     unknown one with a 400, shown in "auto")."""
@@ -83,19 +85,19 @@ class RepliesFragmentParams(FragmentParams, ReplyListParams):
     pass
 
 
-class _Unauthorized(Exception):
+class Unauthorized(Exception):
     pass
 
 
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _user(request: HttpRequest):
+def request_user(request: HttpRequest):
     """The bearer token's user (the widget keeps its token in memory, never in a cookie)."""
     try:
         found = BearerTokenAuthentication().authenticate(request)
     except AuthenticationFailed:
-        raise _Unauthorized from None
+        raise Unauthorized from None
     return found[0] if found else AnonymousUser()
 
 
@@ -142,7 +144,7 @@ def _minified(html: str) -> str:
     return _BETWEEN_TAGS.sub("><", html)
 
 
-def _respond(
+def respond(
     html: str, *, site: Site | None, lang: str, status: int = 200, any_ancestor: bool = False, minified: bool = False
 ) -> HttpResponse:
     if not minified:
@@ -156,21 +158,21 @@ def _respond(
     return response
 
 
-def _error(
+def error(
     request, *, status: int, message: str, lang: str, site: Site | None = None, theme: str = "auto"
 ) -> HttpResponse:
     with translation.override(lang):
         html = render_to_string(
             "comments/error.html", {"status": status, "message": message, "theme": theme, "lang": lang}, request
         )
-    return _respond(html, site=site, lang=lang, status=status, any_ancestor=site is None)
+    return respond(html, site=site, lang=lang, status=status, any_ancestor=site is None)
 
 
-def _unavailable_message() -> str:
+def unavailable_message() -> str:
     return gettext("Comments are unavailable for a moment. Please try again shortly.")
 
 
-def _validation_message(exc: serializers.ValidationError) -> str:
+def validation_message(exc: serializers.ValidationError) -> str:
     detail = exc.detail
     if isinstance(detail, dict):
         names = ", ".join(sorted(detail))
@@ -178,7 +180,7 @@ def _validation_message(exc: serializers.ValidationError) -> str:
     return gettext("Invalid parameters.")
 
 
-def _domain_message(exc: CommentsError) -> str:
+def domain_message(exc: CommentsError) -> str:
     if isinstance(exc, NotFound):
         return gettext("Not found.")
     if exc.status == 400:
@@ -186,13 +188,13 @@ def _domain_message(exc: CommentsError) -> str:
     return gettext("You do not have permission to see this.")
 
 
-def _read_only(subject, viewer) -> bool:
+def read_only(subject, viewer) -> bool:
     """A closed subject is read-only for all but its site's moderators (API.md, "Subjects"):
     they are shown no button that could only answer ``subject_closed``."""
     return subject.state == SubjectState.CLOSED and not viewer.is_moderator
 
 
-def _decorate(
+def decorate(
     items: list[dict], user, mode: str, now, *, read_only: bool, root_floors: dict[int, int] | None = None
 ) -> list[dict]:
     """What the templates need beyond the API's comment shape: whose it is, whether it may
@@ -231,7 +233,7 @@ def _decorate(
     return items
 
 
-def _context_query(*, lang: str, theme: str, origin: str, site: str = "", key: str = "") -> dict:
+def context_query(*, lang: str, theme: str, origin: str, site: str = "", key: str = "") -> dict:
     """Parameters every link inside the frame carries, so a reader without JavaScript keeps
     the language and theme while paging."""
     query = {"lang": lang, "theme": theme}
@@ -242,7 +244,7 @@ def _context_query(*, lang: str, theme: str, origin: str, site: str = "", key: s
     return query
 
 
-def _url(name: str, query: dict, *args) -> str:
+def url(name: str, query: dict, *args) -> str:
     return f"{reverse(name, args=args)}?{urlencode({k: v for k, v in query.items() if v not in (None, '')})}"
 
 
@@ -259,7 +261,7 @@ def embed(request: HttpRequest) -> HttpResponse:
     an existing subject comes from the shared page cache, rendered once per version of the
     subject and variant of the query."""
     lang = reader_language(request, request.GET.get("lang"))
-    theme = _theme(request)
+    theme = request_theme(request)
     site = None
     try:
         params = query_params(request, EmbedParams)
@@ -294,18 +296,18 @@ def embed(request: HttpRequest) -> HttpResponse:
             html, stale = read.entry, read.stale
     except serializers.ValidationError as exc:
         with translation.override(lang):
-            return _error(request, status=400, message=_validation_message(exc), lang=lang, site=site, theme=theme)
+            return error(request, status=400, message=validation_message(exc), lang=lang, site=site, theme=theme)
     except CommentsError as exc:
         with translation.override(lang):
             if site is None:
                 message = gettext("Unknown site: this page is not set up for comments.")
             else:
-                message = _domain_message(exc)
-            return _error(request, status=exc.status, message=message, lang=lang, site=site, theme=theme)
+                message = domain_message(exc)
+            return error(request, status=exc.status, message=message, lang=lang, site=site, theme=theme)
     except DATABASE_UNAVAILABLE:
         with translation.override(lang):
-            return _error(request, status=503, message=_unavailable_message(), lang=lang, site=site, theme=theme)
-    return stale_marked(_respond(html, site=site, lang=lang, minified=True), stale)
+            return error(request, status=503, message=unavailable_message(), lang=lang, site=site, theme=theme)
+    return stale_marked(respond(html, site=site, lang=lang, minified=True), stale)
 
 
 def _embed_html(request, site: Site, subject, params: dict, *, lang: str, theme: str) -> str:
@@ -322,8 +324,8 @@ def _embed_html(request, site: Site, subject, params: dict, *, lang: str, theme:
         raise serializers.ValidationError({"sort": ["hot is not allowed in this mode."]})
     origin = params.get("origin", "").rstrip("/")
     parent_origin = origin if origin in safe_origins(site) else ""
-    query = _context_query(lang=lang, theme=theme, origin=origin, site=site.key, key=params["key"])
-    items = _decorate(page.items, None, mode, timezone.now(), read_only=_read_only(subject, viewer)) if page else []
+    query = context_query(lang=lang, theme=theme, origin=origin, site=site.key, key=params["key"])
+    items = decorate(page.items, None, mode, timezone.now(), read_only=read_only(subject, viewer)) if page else []
     sorts = ("hot", "new") if mode == Mode.TWO_LEVEL else ("old", "new")
     parts, part_scripts = hooks.widget_parts(site)
     context = {
@@ -334,19 +336,19 @@ def _embed_html(request, site: Site, subject, params: dict, *, lang: str, theme:
         "host_url": subject.url if subject is not None else params.get("url", ""),
         "mode": mode,
         "sort": sort,
-        "sorts": [(s, _url("comments-web:embed", {**query, "mode": mode, "sort": s}), s == sort) for s in sorts],
+        "sorts": [(s, url("comments-web:embed", {**query, "mode": mode, "sort": s}), s == sort) for s in sorts],
         "items": items,
         "first_page": not params.get("cursor"),
-        "first_page_url": _url("comments-web:embed", {**query, "mode": mode, "sort": sort}),
-        "more_url": _url("comments-web:embed", {**query, "mode": mode, "sort": sort, "cursor": page.next_cursor})
+        "first_page_url": url("comments-web:embed", {**query, "mode": mode, "sort": sort}),
+        "more_url": url("comments-web:embed", {**query, "mode": mode, "sort": sort, "cursor": page.next_cursor})
         if page and page.next_cursor
         else "",
-        "more_fragment_url": _url(
+        "more_fragment_url": url(
             "comments-web:fragment-comments", {**query, "mode": mode, "sort": sort, "cursor": page.next_cursor}
         )
         if page and page.next_cursor
         else "",
-        "list_fragment_url": _url("comments-web:fragment-comments", {**query, "mode": mode}),
+        "list_fragment_url": url("comments-web:fragment-comments", {**query, "mode": mode}),
         "query": urlencode({"lang": lang, "theme": theme, "mode": mode, **({"origin": origin} if origin else {})}),
         "theme": theme,
         "lang": lang,
@@ -395,174 +397,6 @@ def _strings() -> dict:
             "rate_limited": gettext("You are going too fast. Please wait a moment."),
         },
     }
-
-
-# --- fragments -----------------------------------------------------------------------------
-
-
-def _fragment(request, template: str, context: dict, *, site: Site, lang: str) -> HttpResponse:
-    """A bare fragment for the script (``X-Fragment: 1``); a reader without JavaScript who
-    followed the same link gets it inside the page layout."""
-    with translation.override(lang):
-        context = {**context, "lang": lang, "theme": _theme(request)}
-        if request.headers.get("X-Fragment") == "1":
-            html = render_to_string(template, context, request)
-        else:
-            html = render_to_string("comments/fragment_page.html", {**context, "fragment": template}, request)
-    return _respond(html, site=site, lang=lang)
-
-
-def _fragment_view(handler):
-    """Shared error handling: bad input is a 400, unknown things a 404, a bad token a 401,
-    each a short translated message the script can show, never a 500."""
-
-    @xframe_options_exempt
-    @require_GET
-    def view(request, *args, **kwargs):
-        lang = reader_language(request, request.GET.get("lang"))
-        try:
-            user = _user(request)
-            return handler(request, *args, user=user, lang=lang, **kwargs)
-        except _Unauthorized:
-            with translation.override(lang):
-                return _error(
-                    request, status=401, message=gettext("Your sign-in has expired. Please sign in again."), lang=lang
-                )
-        except serializers.ValidationError as exc:
-            with translation.override(lang):
-                return _error(request, status=400, message=_validation_message(exc), lang=lang)
-        except CommentsError as exc:
-            with translation.override(lang):
-                return _error(request, status=exc.status, message=_domain_message(exc), lang=lang)
-        except DATABASE_UNAVAILABLE:
-            with translation.override(lang):
-                return _error(request, status=503, message=_unavailable_message(), lang=lang)
-
-    view.__name__ = handler.__name__
-    view.__doc__ = handler.__doc__
-    return view
-
-
-def _fragment_query(request, lang: str) -> dict:
-    theme = _theme(request)
-    return _context_query(lang=lang, theme=theme, origin=request.GET.get("origin", "")[:300])
-
-
-@_fragment_view
-def fragment_comments(request, *, user, lang):
-    """A page of the subject's list (load more, switching sort, re-reading after sign-in)."""
-    params = query_params(request, ListFragmentParams)
-    # As the embed page: the site and the subject's id from the shared cache, then the subject
-    # with the reader's role there in one query.
-    site, subject_id = queries.embed_target(params["site"], params["key"])
-    subject = viewer = None
-    if subject_id is not None:
-        with contextlib.suppress(NotFound):  # removed since its id was cached: no comments
-            subject, viewer = queries.subject_for_viewer(subject_id, user)
-    mode = params.get("mode") or (subject.mode if subject else site.default_mode)
-    sort = params.get("sort") or ("hot" if mode == Mode.TWO_LEVEL else "old")
-    query = {**_fragment_query(request, lang), "site": site.key, "key": params["key"], "mode": mode, "sort": sort}
-    items, next_cursor, count = [], None, 0
-    if subject is not None and viewer is not None:
-        page = queries.list_comments(
-            subject,
-            viewer,
-            mode=mode,
-            sort=sort,
-            limit=params["limit"],
-            cursor=params.get("cursor"),
-            replies=params["replies"],
-        )
-        items, next_cursor, count = (
-            _decorate(page.items, user, mode, timezone.now(), read_only=_read_only(subject, viewer)),
-            page.next_cursor,
-            subject.comment_count,
-        )
-    context = {
-        "items": items,
-        "mode": mode,
-        "count": count,
-        "first_page": not params.get("cursor"),
-        "query": urlencode({k: v for k, v in query.items() if k in ("lang", "theme", "mode", "origin")}),
-        "more_url": _url("comments-web:embed", {**query, "cursor": next_cursor}) if next_cursor else "",
-        "more_fragment_url": _url("comments-web:fragment-comments", {**query, "cursor": next_cursor})
-        if next_cursor
-        else "",
-    }
-    return _fragment(request, "comments/_list.html", context, site=site, lang=lang)
-
-
-@_fragment_view
-def fragment_replies(request, comment_id: int, *, user, lang):
-    """Every reply in a top-level comment's thread (two-level mode's list 2), oldest first."""
-    params = query_params(request, RepliesFragmentParams)
-    root, viewer = queries.comment_for_viewer(comment_id, user)
-    page = queries.list_replies(root, viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor"))
-    query = {**_fragment_query(request, lang), "sort": params["sort"]}
-    context = {
-        "items": _decorate(
-            page.items,
-            user,
-            Mode.FLAT,
-            timezone.now(),
-            read_only=_read_only(root.subject, viewer),
-            root_floors={root.pk: root.floor},
-        ),
-        "mode": Mode.TWO_LEVEL,
-        "in_thread": True,
-        "root_id": root.pk,
-        "query": urlencode({k: v for k, v in query.items() if k in ("lang", "theme", "origin")}),
-        "more_url": _url("comments-web:fragment-replies", {**query, "cursor": page.next_cursor}, root.pk)
-        if page.next_cursor
-        else "",
-        "more_fragment_url": _url("comments-web:fragment-replies", {**query, "cursor": page.next_cursor}, root.pk)
-        if page.next_cursor
-        else "",
-    }
-    return _fragment(request, "comments/_replies.html", context, site=root.subject.site, lang=lang)
-
-
-@_fragment_view
-def fragment_chain(request, comment_id: int, *, user, lang):
-    """The floors a stacked comment answers, top-level first (unfolding a long chain)."""
-    comment, viewer = queries.comment_for_viewer(comment_id, user)
-    chain = queries.comment_chain(comment, viewer)[:-1]
-    context = {
-        "chain": _decorate(chain, user, Mode.STACKED, timezone.now(), read_only=_read_only(comment.subject, viewer)),
-        "query": urlencode(_fragment_query(request, lang)),
-    }
-    return _fragment(request, "comments/_chain.html", context, site=comment.subject.site, lang=lang)
-
-
-@_fragment_view
-def fragment_comment(request, comment_id: int, *, user, lang):
-    """One comment as its list shows it (after posting or editing it); stacked mode with its
-    chain."""
-    params = query_params(request, FragmentParams)
-    try:
-        comment, viewer = queries.comment_for_viewer(comment_id, user, subject_id=params.get("subject"))
-    except NotFound:
-        if request.GET.get("missing") != "empty":
-            raise
-        # The script asks after deleting: nothing left to show (no replies keep a placeholder).
-        return _respond("", site=None, lang=lang)
-    mode = params.get("mode") or comment.subject.mode
-    if mode == Mode.STACKED and comment.depth > 0:
-        chain = queries.comment_chain(comment, viewer)
-        item = {**chain[-1], "chain": chain[:-1]}
-    else:
-        item = queries.present_comments([comment], viewer)[comment.pk]
-        if mode == Mode.TWO_LEVEL and comment.depth == 0:
-            item["replies"] = []
-    context = {
-        "items": _decorate([item], user, mode, timezone.now(), read_only=_read_only(comment.subject, viewer)),
-        "mode": mode,
-        "in_thread": mode == Mode.TWO_LEVEL and comment.depth > 0,
-        "query": urlencode({**_fragment_query(request, lang), "mode": mode}),
-        "more_url": "",
-        "more_fragment_url": "",
-    }
-    return _fragment(request, "comments/_list.html", context, site=comment.subject.site, lang=lang)
 
 
 # --- the service's front page --------------------------------------------------------------

@@ -6,7 +6,7 @@ import sys
 from celery import Celery, Task, signals
 from django.db import close_old_connections
 
-from comments.replicas import primary_reads
+from infra.replicas import primary_reads
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 

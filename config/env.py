@@ -115,7 +115,7 @@ def replica_databases(urls: list[str], primary: dict) -> dict:
     """Django DATABASES entries (``replica1``, ``replica2``, ...) for ``DATABASE_REPLICA_URLS``:
     PostgreSQL only, beside a PostgreSQL primary. A replica's connection attempt gives up after
     2 s unless its URL sets ``connect_timeout`` (a replica that does not answer is then left
-    alone for a while: comments/replicas.py). Tests never create a database on a replica: its
+    alone for a while: infra/replicas.py). Tests never create a database on a replica: its
     test database is the primary's, which it replays (``TEST: MIRROR``)."""
     if not urls:
         return {}

@@ -131,7 +131,7 @@ if DATABASE_URL:
 else:
     DATABASES = {"default": sqlite_database(str(VAR_DIR / "comments.sqlite3"))}
 
-# Read replicas (comments/replicas.py): reads of requests that change nothing go to a replica,
+# Read replicas (infra/replicas.py): reads of requests that change nothing go to a replica,
 # unless the client wrote in the last DATABASE_REPLICA_MAX_LAG seconds and no replica has replayed
 # its write yet; writes, transactions, tasks and commands use the primary. None: today's single
 # database, and neither the router nor its middleware is installed.
@@ -157,8 +157,8 @@ if DATABASE_REPLICAS:
         raise ImproperlyConfigured(
             "DATABASE_REPLICA_URLS needs REDIS_URL (read-your-writes is kept in the shared cache)"
         )
-    DATABASE_ROUTERS = ["comments.replicas.ReplicaRouter"]
-    MIDDLEWARE.insert(MIDDLEWARE.index("comments.middleware.ApiErrorMiddleware"), "comments.replicas.ReplicaMiddleware")
+    DATABASE_ROUTERS = ["infra.replicas.ReplicaRouter"]
+    MIDDLEWARE.insert(MIDDLEWARE.index("comments.middleware.ApiErrorMiddleware"), "infra.replicas.ReplicaMiddleware")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -171,7 +171,7 @@ if REDIS_URL:
             "OPTIONS": {
                 "CLIENT_CLASS": "django_redis.client.DefaultClient",
                 # Reaches a Redis Cluster too, named by a redis+cluster:// URL.
-                "CONNECTION_FACTORY": "comments.rediscache.ClusterAwareConnectionFactory",
+                "CONNECTION_FACTORY": "infra.rediscache.ClusterAwareConnectionFactory",
                 "SOCKET_CONNECT_TIMEOUT": 1,
                 "SOCKET_TIMEOUT": 1,
             },
@@ -196,6 +196,14 @@ LIKES_STATE_TTL = env_int("LIKES_STATE_TTL", 7 * 24 * 3600)
 # After a Redis failure, a process uses the database alone for this many seconds.
 LIKES_REDIS_RETRY = env_float("LIKES_REDIS_RETRY", 5.0)
 LIKES_REDIS_TIMEOUT = env_float("LIKES_REDIS_TIMEOUT", 0.5)
+# Partial like states (fast path; docs/fast-paths.md): the first like of a popular comment
+# whose state Redis lacks starts from the comment's count and the user's row instead of
+# loading every liker. Off: the state is loaded whole first.
+LIKES_PARTIAL_STATES = env_bool("LIKES_PARTIAL_STATES", True)
+# Hand-offs together (fast path; docs/fast-paths.md): what a write hands on to the workers through
+# the state Redis (second check, notifications and webhooks events, empty like state) goes in one
+# round trip (infra.streams.together). Off: one round trip per hand-off.
+STREAMS_HANDOFFS_TOGETHER = env_bool("STREAMS_HANDOFFS_TOGETHER", True)
 
 # Celery: eager in-process unless a broker is named.
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
@@ -212,7 +220,7 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 # minutes does not hold up either. Every task is routed by its name's app (its prefix); the
 # suite checks that every task of every app has a route to a declared queue
 # (tests/test_celery_queues.py). A plain `celery -A config worker` consumes every queue; a bigger
-# deployment runs workers per queue (-Q likes, -Q moderation, ...: README, docs/production.md).
+# deployment runs workers per queue (-Q likes, -Q moderation, ...: docs/production.md).
 CELERY_TASK_QUEUES = [
     Queue(name, routing_key=name) for name in ("default", "likes", "moderation", "notifications", "webhooks", "imports")
 ]
@@ -252,7 +260,7 @@ WEBHOOKS_EVENTS_RECLAIM = env_float("WEBHOOKS_EVENTS_RECLAIM", 30.0)
 WEBHOOKS_RETRY_INTERVAL = env_float("WEBHOOKS_RETRY_INTERVAL", 5.0)
 # Seconds a receiver has to answer one request (connect, send, answer).
 WEBHOOKS_TIMEOUT = env_float("WEBHOOKS_TIMEOUT", 10.0)
-# Deliveries go to public addresses only (comments.outbound) unless this is on: development,
+# Deliveries go to public addresses only (infra.outbound) unless this is on: development,
 # the tests' receivers on loopback, receivers on the service's own private network.
 WEBHOOKS_DELIVER_PRIVATE = env_bool("WEBHOOKS_DELIVER_PRIVATE", False)
 # Retries: the first after 15-30 s, each doubling up to 1-2 h, for a day; then failed.
@@ -264,74 +272,32 @@ WEBHOOKS_RETRY_FOR = env_float("WEBHOOKS_RETRY_FOR", 24 * 3600.0)
 FEEDS_ITEMS = env_int("FEEDS_ITEMS", 50)
 FEEDS_MAX_AGE = env_int("FEEDS_MAX_AGE", 60)
 
+
+def _beat(task: str, interval: float, *, expires_after: int | None = None) -> dict:
+    """A beat entry of ``task`` every ``interval`` seconds; with ``expires_after``, a run that
+    has not started within that many intervals (at least 5 s) is superseded by the next ones."""
+    options = {} if expires_after is None else {"options": {"expires": max(5.0, expires_after * interval)}}
+    return {task: {"task": task, "schedule": interval, **options}}
+
+
 CELERY_BEAT_SCHEDULE = {
-    "comments.reconcile_recent": {
-        "task": "comments.reconcile_recent",
-        "schedule": float(env_int("COMMENTS_RECONCILE_INTERVAL", 3600)),
-    },
-    "moderation.feature_top_comments": {
-        "task": "moderation.feature_top_comments",
-        "schedule": float(env_int("MODERATION_FEATURE_INTERVAL", 3600)),
-    },
-    "moderation.expire_claims": {"task": "moderation.expire_claims", "schedule": 60.0},
-    "comments.forget_idempotent_requests": {
-        "task": "comments.forget_idempotent_requests",
-        "schedule": 3600.0,
-    },
+    **_beat("comments.reconcile_recent", float(env_int("COMMENTS_RECONCILE_INTERVAL", 3600))),
+    **_beat("moderation.feature_top_comments", float(env_int("MODERATION_FEATURE_INTERVAL", 3600))),
+    **_beat("moderation.expire_claims", 60.0),
+    **_beat("comments.forget_idempotent_requests", 3600.0),
     # Tasks kept in the database while the broker was down (comments.outbox), queued once it
     # is back.
-    "comments.send_deferred": {
-        "task": "comments.send_deferred",
-        "schedule": env_float("COMMENTS_DEFERRED_INTERVAL", 5.0),
-        "options": {"expires": 30.0},
-    },
-    "moderation.recheck_queued": {
-        "task": "moderation.recheck_queued",
-        "schedule": MODERATION_RECHECK_INTERVAL,
-        "options": {"expires": max(5.0, 5 * MODERATION_RECHECK_INTERVAL)},
-    },
-    "portability.scrub_ip_addresses": {
-        "task": "portability.scrub_ip_addresses",
-        "schedule": float(env_int("PORTABILITY_SCRUB_INTERVAL", 24 * 3600)),
-    },
-    "notifications.drain_events": {
-        "task": "notifications.drain_events",
-        "schedule": NOTIFICATIONS_EVENTS_INTERVAL,
-        "options": {"expires": max(5.0, 5 * NOTIFICATIONS_EVENTS_INTERVAL)},
-    },
-    "notifications.like_milestones": {
-        "task": "notifications.like_milestones",
-        "schedule": env_float("NOTIFICATIONS_LIKE_MILESTONE_INTERVAL", 60.0),
-    },
-    "notifications.send_emails": {
-        "task": "notifications.send_emails",
-        "schedule": NOTIFICATIONS_EMAIL_INTERVAL,
-        "options": {"expires": max(5.0, 5 * NOTIFICATIONS_EMAIL_INTERVAL)},
-    },
-    "notifications.send_digests": {
-        "task": "notifications.send_digests",
-        "schedule": env_float("NOTIFICATIONS_DIGEST_INTERVAL", 24 * 3600.0),
-    },
-    "notifications.review_queues": {
-        "task": "notifications.review_queues",
-        "schedule": env_float("NOTIFICATIONS_QUEUE_INTERVAL", 300.0),
-    },
-    "webhooks.drain_events": {
-        "task": "webhooks.drain_events",
-        "schedule": WEBHOOKS_EVENTS_INTERVAL,
-        "options": {"expires": max(5.0, 5 * WEBHOOKS_EVENTS_INTERVAL)},
-    },
-    "webhooks.retry_due": {
-        "task": "webhooks.retry_due",
-        "schedule": WEBHOOKS_RETRY_INTERVAL,
-        "options": {"expires": max(5.0, 2 * WEBHOOKS_RETRY_INTERVAL)},
-    },
-    "likes.flush": {
-        "task": "likes.flush",
-        "schedule": LIKES_FLUSH_INTERVAL,
-        # A flush that did not start within a few intervals is superseded by the next one.
-        "options": {"expires": max(5.0, 5 * LIKES_FLUSH_INTERVAL)},
-    },
+    **_beat("comments.send_deferred", env_float("COMMENTS_DEFERRED_INTERVAL", 5.0), expires_after=6),
+    **_beat("moderation.recheck_queued", MODERATION_RECHECK_INTERVAL, expires_after=5),
+    **_beat("portability.scrub_ip_addresses", float(env_int("PORTABILITY_SCRUB_INTERVAL", 24 * 3600))),
+    **_beat("notifications.drain_events", NOTIFICATIONS_EVENTS_INTERVAL, expires_after=5),
+    **_beat("notifications.like_milestones", env_float("NOTIFICATIONS_LIKE_MILESTONE_INTERVAL", 60.0)),
+    **_beat("notifications.send_emails", NOTIFICATIONS_EMAIL_INTERVAL, expires_after=5),
+    **_beat("notifications.send_digests", env_float("NOTIFICATIONS_DIGEST_INTERVAL", 24 * 3600.0)),
+    **_beat("notifications.review_queues", env_float("NOTIFICATIONS_QUEUE_INTERVAL", 300.0)),
+    **_beat("webhooks.drain_events", WEBHOOKS_EVENTS_INTERVAL, expires_after=5),
+    **_beat("webhooks.retry_due", WEBHOOKS_RETRY_INTERVAL, expires_after=2),
+    **_beat("likes.flush", LIKES_FLUSH_INTERVAL, expires_after=5),
 }
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -480,22 +446,34 @@ COMMENTS_MAX_MENTIONS = env_int("COMMENTS_MAX_MENTIONS", 20)
 # ~0.6 s, whole, floors and counters with them; never half of one). Off: every post waits for
 # its commit's flush, as every other write does.
 COMMENTS_ASYNC_POST_COMMIT = env_bool("COMMENTS_ASYNC_POST_COMMIT", True)
+# On PostgreSQL a post (one new comment, no flag asked) is stored in one data-modifying
+# statement: floor, counters and both rows, the subject row locked only while the server runs it
+# (comments.services.storage). Off: the general path of a batch, three or four statements in a
+# transaction, with the same rows as a result (tests/comments/test_storage.py).
+COMMENTS_ONE_STATEMENT_POST = env_bool("COMMENTS_ONE_STATEMENT_POST", True)
 
-# The shared page cache (comments/pagecache.py). Seconds a cached page may live; writes make
-# pages out of date at once, this only bounds what an unread page holds. 0 turns it off. On by
-# default only with a shared cache (Redis): the embedded default's local-memory cache is one
-# per process, and a write in one process could not reach another's pages.
+# The shared page cache (infra/pagecache.py; a fast path, docs/fast-paths.md). Seconds a cached
+# page may live; writes make pages out of date at once, this only bounds what an unread page
+# holds. 0 turns it off, and with it the hot copies and the pages built ahead below.
+# On by default only with a shared cache (Redis): the embedded default's local-memory cache is
+# one per process, and a write in one process could not reach another's pages.
 COMMENTS_PAGE_CACHE_TTL = env_int("COMMENTS_PAGE_CACHE_TTL", 300 if REDIS_URL else 0)
 # Users' pictures are fetched by the service and served from its origin (comments.avatars); the
 # fetch speaks only to public addresses unless this is on (a service whose pictures are on a
 # private network; the tests' picture servers on loopback).
 AVATARS_FETCH_PRIVATE = env_bool("AVATARS_FETCH_PRIVATE", False)
-# A page read this many times a second in one process is kept in that process's memory for
-# COMMENTS_HOT_PAGE_SECONDS (0: never); other processes' writes reach it after that long.
+# Hot copies (fast path; docs/fast-paths.md): a page read this many times a second in one process
+# is kept in that process's memory for COMMENTS_HOT_PAGE_SECONDS; other processes' writes reach
+# it after that long. COMMENTS_HOT_PAGE_SECONDS=0 turns hot copies off (every read asks the
+# shared cache). With the page cache only.
 COMMENTS_HOT_PAGE_READS = env_int("COMMENTS_HOT_PAGE_READS", 8)
 COMMENTS_HOT_PAGE_SECONDS = env_float("COMMENTS_HOT_PAGE_SECONDS", 1.0)
-# A reader who follows a cursor gets the pages after it built ahead by a background thread of the
-# process (comments.pagecache, "Preloading"); with the page cache only.
+# A hot copy is gzip-compressed once, for every reader who accepts gzip. Off: hot copies travel
+# uncompressed (fast path; docs/fast-paths.md).
+COMMENTS_HOT_PAGE_GZIP = env_bool("COMMENTS_HOT_PAGE_GZIP", True)
+# Pages built ahead (fast path; docs/fast-paths.md): a reader who follows a cursor gets the pages
+# after it built by a background thread of the process (infra.pagecache, "Preloading"); with the
+# page cache only. Off: each page is built when it is asked for.
 COMMENTS_PAGE_PRELOAD = env_bool("COMMENTS_PAGE_PRELOAD", True)
 # After the cache fails to answer, a process reads from the database alone this many seconds.
 COMMENTS_CACHE_RETRY = env_float("COMMENTS_CACHE_RETRY", 5.0)

@@ -46,13 +46,12 @@ def _connect_caches() -> None:
     of the worker takes from."""
     from django.core.cache import cache
 
-    from comments import sharedcache
-    from likes import live
+    from infra import redislink, sharedcache
 
     sharedcache.call(lambda: cache.get("warm-up"), None)
-    likes = live.client()
+    likes = redislink.client()
     if likes is not None:
         try:
             likes.ping()
-        except live.ERRORS:  # the first like finds out, as it would without a warm-up
+        except redislink.ERRORS:  # the first like finds out, as it would without a warm-up
             logger.warning("warm-up: the likes' Redis did not answer")

@@ -19,10 +19,11 @@ from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
-from comments import encoding, rowsql
+from comments import rowsql
 from comments.exceptions import InvalidInput, NotFound
 from comments.models import Site, Status, Subject, SubjectState, Visibility
 from comments.queries import Page, Viewer, decode_cursor, encode_cursor, present_comments, site_by_key
+from infra import encoding
 
 _SUBJECT = connection.ops.quote_name(Subject._meta.db_table)
 _PUBLIC = rowsql.Sql(f"c.status = '{Status.PUBLISHED}' AND c.visibility = '{Visibility.PUBLIC}'")

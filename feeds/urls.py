@@ -2,8 +2,6 @@
 
 from django.urls import path
 
-import comments.api.urls  # noqa: F401  (registers the "id" path converter)
-
 from . import views
 
 urlpatterns = [

@@ -1,16 +1,23 @@
 from django.apps import AppConfig
 
+from infra.citus import Tables
+
 
 class LikesConfig(AppConfig):
     name = "likes"
+    # Likes live with their comments' subject; stale like states are a short list every flush
+    # sweeps whole, on the coordinator.
+    citus_tables = Tables(
+        distributed={"likes_like": ("subject_id", "comment_subject")},
+        local=frozenset({"likes_stalelikestate"}),
+    )
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
         from comments import hooks
 
-        from . import live, queries
+        from . import queries
 
-        hooks.register_handoff_scope(live.together)
         hooks.register_liked_sql(queries.liked_sql)
         hooks.register_page_like_state(queries.page_like_state)
         hooks.comment_posted.connect(_new_comment_has_no_likes, dispatch_uid="likes.new_comment")

@@ -6,11 +6,13 @@ comment's likers and its subject's event stream) stay in one slot of a Redis Clu
 
 from __future__ import annotations
 
+from infra.streams import GROUP
+
 PREFIX = "lk"
 # Subjects with recent events, scored by the time of their last event: the flush's work list.
 DIRTY_SUBJECTS = f"{PREFIX}:dirty"
 # The consumer group of every event stream.
-FLUSH_GROUP = "flush"
+FLUSH_GROUP = GROUP
 
 
 def _tag(subject_id: int) -> str:
@@ -45,12 +47,13 @@ def pending(subject_id: int) -> str:
 
 def written(subject_id: int) -> str:
     """Sorted set: comment id -> when (Redis clock, ms) the flush last wrote its actions to the
-    rows, for the last ``live.WRITTEN_WINDOW_MS``: rows read before that moment may miss them."""
+    rows, for the last ``protocol.WRITTEN_WINDOW_MS``: rows read before that moment may miss
+    them."""
     return f"{_tag(subject_id)}:written"
 
 
 def subject_open(subject_id: int) -> str:
-    """String: "1" while a like lately read the subject open (``live.SUBJECT_OPEN_SECONDS``),
+    """String: "1" while a like lately read the subject open (``protocol.SUBJECT_OPEN_SECONDS``),
     "0" for as long after it was closed; absent: the like script asks for the database's check.
     Only "1" lets a like through without that check, so a mark lost or run out costs a query,
     never a like in a closed subject."""

@@ -17,7 +17,7 @@ from django.db.models import Q
 class Like(models.Model):
     """One user's like of one comment; ``subject_id`` rides along for co-location."""
 
-    # (comment_id, subject_id) -> the comment's (id, subject_id) on PostgreSQL (comments.citus).
+    # (comment_id, subject_id) -> the comment's (id, subject_id) on PostgreSQL (infra.citus).
     comment = models.ForeignKey("comments.Comment", on_delete=models.CASCADE, db_index=False, db_constraint=False)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, db_index=False)
     subject_id = models.BigIntegerField()
@@ -29,7 +29,7 @@ class Like(models.Model):
     version = models.BigIntegerField(default=0)
 
     class Meta:
-        # Every key carries subject_id, the distribution column (comments.citus); last, so the
+        # Every key carries subject_id, the distribution column (infra.citus); last, so the
         # key still serves lookups by comment.
         constraints = [models.UniqueConstraint(fields=["comment", "user", "subject_id"], name="like_by_comment_user")]
         # "liked" flags of a page (the database fallback) probe the unique (comment, user)

@@ -13,6 +13,7 @@ from comments import rowsql
 from comments.exceptions import InvalidInput
 from comments.queries import comment_place, comment_ref_for_viewer, decode_cursor, encode_cursor, present_user
 from comments.rowsql import UNIX_EPOCH, aware
+from infra import redislink
 
 from . import live, state_sync
 from .models import Like
@@ -46,7 +47,7 @@ def liked_sql(user_id: int) -> tuple[str, list]:
     probe of the unique (comment, user) index. ``active`` is read from the row, not put in the
     condition: with it there, PostgreSQL answered from the partial likers index instead, whose
     order puts the user last, reading every liker of a popular comment. The subject completes
-    the unique key, and on Citus keeps the probe on the comment's shard (comments.citus)."""
+    the unique key, and on Citus keeps the probe on the comment's shard (infra.citus)."""
     return (
         f"COALESCE((SELECT lk.active FROM {_LIKE} lk WHERE lk.comment_id = cc.comment_id AND lk.user_id = %s "
         f"AND lk.subject_id = cc.subject_id), 0 = 1)",
@@ -65,8 +66,8 @@ def page_like_state(comments: list[tuple[int, int]], user_id: int | None) -> dic
         return None
     try:
         return live.page_state(r, comments, user_id)
-    except live.ERRORS as exc:
-        live.mark_down(exc)
+    except redislink.ERRORS as exc:
+        redislink.mark_down(exc)
         return None
 
 
@@ -134,8 +135,8 @@ def _likers_live(comment_id: int, subject_id: int, user, after, limit) -> list[t
                     comment_ref_for_viewer(comment_id, user)
                 return [(user_id, at_ms * 1000) for user_id, at_ms in rows]
             state_sync.load(r, comment_id=comment_id, subject_id=subject_id)
-    except (*live.ERRORS, state_sync.LoadTimeout) as exc:
-        live.mark_down(exc)
+    except (*redislink.ERRORS, state_sync.LoadTimeout) as exc:
+        redislink.mark_down(exc)
     return None
 
 

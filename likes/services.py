@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import assert_never
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -23,9 +24,11 @@ from comments import queries as comment_queries
 from comments import services as comment_services
 from comments.exceptions import NotFound
 from comments.models import GONE_STATUSES, Comment, Subject, SubjectState, User
+from infra import redislink, streams
 
 from . import bulk_rows, keys, live, queries, state_sync
 from .models import Like, StaleLikeState
+from .protocol import LikeOutcome
 
 # Direct writes get versions above any stream entry of the same millisecond.
 _DIRECT_SEQUENCE = (1 << 20) - 1
@@ -55,7 +58,7 @@ def like_actions_apply(
 
     ``subject_id``: the subject of every action, when the caller knows it (the flush reads one
     subject's stream, a direct like has its comment at hand). Every statement then names it,
-    so on Citus each is a router query to that subject's shard (comments.citus); actions on
+    so on Citus each is a router query to that subject's shard (infra.citus); actions on
     comments of another subject are dropped, as those on comments that are gone.
 
     One transaction. Actions on comments or users that no longer exist are dropped. Lock
@@ -171,7 +174,7 @@ def _existing(model, column: str, ids: set[int]) -> list[tuple[int, int]]:
 
 def _within(alias: str, subject_id: int | None) -> tuple[str, list]:
     """`` AND alias.subject_id = %s`` when the subject is known: the distribution column,
-    so that Citus routes the statement (comments.citus)."""
+    so that Citus routes the statement (infra.citus)."""
     if subject_id is None:
         return "", []
     return f" AND {alias}.subject_id = %s", [subject_id]
@@ -255,6 +258,14 @@ def _add_like_counts(changes: dict[int, int], subject_id: int | None) -> None:
 
 # --- liking ----------------------------------------------------------------------------------
 
+# How many answers of the like script ``like_set`` acts on before it writes to the database
+# instead (exact: the comment's Redis state is then marked stale). Each answer but DONE is
+# followed by the one step that removes its cause: the check (NEEDS_CHECK), the rows (COLD), the
+# user's row (NEEDS_USER), the careful load (LOAD_CAREFULLY). With nothing else happening to the
+# comment, a like takes at most three answers (COLD, NEEDS_CHECK, DONE); the other two rounds are
+# for a state lost, or rows written by the flush, in between.
+LIKE_ROUNDS = 5
+
 
 def _likeable(comment_id: int, user: User):
     """The comment, checked visible to ``user``, not deleted, and in a subject open to
@@ -278,7 +289,8 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
     not met is read in one statement (where it lives, its subject's state, its count, the
     user's like row, and, if it has few, its likers in case Redis lacks its state), so a cold
     comment costs that statement and one round trip: the script makes a whole state from few
-    likers, a partial one (``live.PARTIAL``) from a popular comment's count. A partial state
+    likers, a partial one (``protocol.PARTIAL``) from a popular comment's count
+    (``LIKES_PARTIAL_STATES`` off: the state is loaded whole first). A partial state
     that has not met the user asks for the user's like row first (one statement, one more
     round trip). Without Redis the database is checked and written at once."""
     r = state_sync.client()
@@ -291,12 +303,13 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
     comment_queries.check_acts_on_site(user, site_id)
     hooks.check_participation(site_id, user.pk)
     checked = None
-    creation = rows.creation(partial=True) if rows is not None else None
+    partial = settings.LIKES_PARTIAL_STATES
+    creation = rows.creation(partial=partial) if rows is not None else None
     subject_open = rows is not None and rows.subject_open
     user_row = live.UserRow(rows.user_row) if rows is not None and rows.user_row is not None else None
     if r is not None:
         try:
-            for _ in range(5):
+            for _ in range(LIKE_ROUNDS):
                 result = live.like(
                     r,
                     subject_id=subject_id,
@@ -308,25 +321,33 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
                     user_row=user_row,
                     create=creation,
                 )
-                if result is live.NEEDS_CHECK:
-                    checked = _likeable(comment_id, user)
-                    subject_open = checked.subject_state == SubjectState.OPEN
-                elif isinstance(result, live.NeedsUser):
-                    _past_the_flush(user_row)
-                    user_row = live.UserRow(state_sync.user_row(comment_id, subject_id, user.pk), result.since)
-                elif isinstance(result, live.Cold):
-                    _past_the_flush(creation)
-                    # A comment of more likers than are worth shipping gets a partial state.
-                    rows = state_sync.read_rows(comment_id, likers_up_to=state_sync.FIRST_MEET_LIKERS, user_id=user.pk)
-                    creation, subject_open = rows.creation(result.since, partial=True), rows.subject_open
-                    user_row = None if rows.user_row is None else live.UserRow(rows.user_row, result.since)
-                elif result is live.LOAD_CAREFULLY:
-                    state_sync.load(r, comment_id=comment_id, subject_id=subject_id)
-                    creation = None
-                else:
-                    return result
-        except (*live.ERRORS, state_sync.LoadTimeout) as exc:
-            live.mark_down(exc)
+                match result.outcome:
+                    case LikeOutcome.DONE:
+                        return result.count, result.liked
+                    case LikeOutcome.NEEDS_CHECK:
+                        checked = _likeable(comment_id, user)
+                        subject_open = checked.subject_state == SubjectState.OPEN
+                    case LikeOutcome.NEEDS_USER:
+                        _past_the_flush(user_row)
+                        user_row = live.UserRow(state_sync.user_row(comment_id, subject_id, user.pk), result.since)
+                    case LikeOutcome.COLD:
+                        _past_the_flush(creation)
+                        # A comment of more likers than are worth shipping gets a partial state.
+                        rows = state_sync.read_rows(
+                            comment_id, likers_up_to=state_sync.FIRST_MEET_LIKERS, user_id=user.pk
+                        )
+                        creation, subject_open = rows.creation(result.since, partial=partial), rows.subject_open
+                        user_row = None if rows.user_row is None else live.UserRow(rows.user_row, result.since)
+                        if creation is None and rows.flat_likers is None:
+                            # Too many likers to ship, and no partial state: load it whole.
+                            state_sync.load(r, comment_id=comment_id, subject_id=subject_id)
+                    case LikeOutcome.LOAD_CAREFULLY:
+                        state_sync.load(r, comment_id=comment_id, subject_id=subject_id)
+                        creation = None
+                    case unexpected:
+                        assert_never(unexpected)
+        except (*redislink.ERRORS, state_sync.LoadTimeout) as exc:
+            redislink.mark_down(exc)
     return _like_in_database(checked or _likeable(comment_id, user), user, liked)
 
 
@@ -359,10 +380,10 @@ def _like_in_database(comment, user: User, liked: bool) -> tuple[int, bool]:
 
 def like_state_mark_empty(*, comments: list[tuple[int, int, int]]) -> None:
     """New comments have no likes: load their (empty) state now, so they never need a
-    rebuild. ``comments``: ``(comment_id, subject_id, live.OPEN or live.CHECK)``. Inside
-    ``live.together()`` it travels with the other hand-offs; if it fails, the first like of each
+    rebuild. ``comments``: ``(comment_id, subject_id, protocol.OPEN or protocol.CHECK)``. Inside
+    ``streams.together()`` it travels with the other hand-offs; if it fails, the first like of each
     comment reads its state from the database, as for any comment whose state is not loaded."""
-    live.hand_off(live.mark_empty_commands(comments), otherwise=_state_left_to_first_like)
+    streams.hand_off(live.mark_empty_commands(comments), otherwise=_state_left_to_first_like)
 
 
 def _state_left_to_first_like() -> None:
@@ -372,14 +393,14 @@ def _state_left_to_first_like() -> None:
 def like_subject_mark(*, subject_id: int, subject_state: str) -> None:
     """A subject was opened or closed: tell the like script (``live.mark_subject``). If Redis
     does not answer, a mark left by a like before the closing runs out within
-    ``live.SUBJECT_OPEN_SECONDS``; the database refuses such likes meanwhile whenever asked."""
+    ``protocol.SUBJECT_OPEN_SECONDS``; the database refuses such likes meanwhile whenever asked."""
     r = state_sync.client()
     if r is None:
         return
     try:
         live.mark_subject(r, subject_id=subject_id, open=subject_state == SubjectState.OPEN)
-    except live.ERRORS as exc:
-        live.mark_down(exc)
+    except redislink.ERRORS as exc:
+        redislink.mark_down(exc)
 
 
 def like_state_reflag(*, comment_id: int, subject_id: int, flag: int) -> None:
@@ -390,8 +411,8 @@ def like_state_reflag(*, comment_id: int, subject_id: int, flag: int) -> None:
         try:
             live.reflag(r, comment_id=comment_id, subject_id=subject_id, flag=flag)
             return
-        except live.ERRORS as exc:
-            live.mark_down(exc)
+        except redislink.ERRORS as exc:
+            redislink.mark_down(exc)
     if settings.LIKES_REDIS_URL:
         StaleLikeState.objects.update_or_create(
             comment_id=comment_id, defaults={"subject_id": subject_id, "created_at": timezone.now()}
@@ -415,14 +436,14 @@ def _action(entry_id: str, fields: list) -> LikeAction | None:
     parsed = live.parse_action(fields)
     if parsed is None:
         return None  # not an entry of ours: acknowledged and dropped
-    return LikeAction(*parsed, live.entry_version(entry_id))
+    return LikeAction(*parsed, streams.entry_version(entry_id))
 
 
 def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -> FlushReport:
     """Drain the event streams into the database: batches of entries, each collapsed to the
     newest action per (comment, user), written in one transaction, then acknowledged. A
     subject's stream is read until a read finds less than a batch; what comes in meanwhile is
-    the next run's (``live.stream_drain`` says why).
+    the next run's (``streams.stream_drain`` says why).
 
     At least once: a flush that dies before acknowledging leaves its entries pending, and a
     later run takes them over after ``LIKES_RECLAIM_IDLE`` seconds; applying them again
@@ -435,7 +456,7 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
     deadline = started + (max_seconds if max_seconds is not None else settings.LIKES_FLUSH_MAX_SECONDS)
     batch = batch or settings.LIKES_FLUSH_BATCH
     reclaim_ms = int(settings.LIKES_RECLAIM_IDLE * 1000)
-    consumer = live.consumer_name()
+    consumer = streams.consumer_name()
     report.stale_dropped = state_sync.drop_stale(r)
     for subject_id, score in live.dirty_subjects(r):
         if time.monotonic() > deadline:
@@ -443,7 +464,7 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
         report.subjects += 1
         stream = keys.events(subject_id)
         while time.monotonic() <= deadline:
-            entries = live.read_events(r, stream, consumer, batch, reclaim_ms)
+            entries = streams.read_events(r, stream, consumer, batch, reclaim_ms)
             if not entries:
                 break
             parsed = [_action(i, f) for i, f in entries]
@@ -458,13 +479,13 @@ def likes_flush(*, max_seconds: float | None = None, batch: int | None = None) -
             report.changed_comments += len(changes)
             report.batches += 1
             if len(entries) < batch:
-                break  # drained as of the read: see live.stream_drain
+                break  # drained as of the read: see streams.stream_drain
         # Forget a drained subject after a quiet minute: a registration covers the actions a
         # process appends for ``live.REGISTER_EVERY`` seconds after it, and the minute covers
         # that many times over.
-        if live.now_ms() - score > live.DIRTY_QUIET_MS and live.stream_length(r, stream) == 0:
+        if live.now_ms() - score > live.DIRTY_QUIET_MS and streams.stream_length(r, stream) == 0:
             live.forget_dirty(r, subject_id, score)
-            live.drop_idle_consumers(r, stream)
+            streams.drop_idle_consumers(r, stream)
     report.seconds = time.monotonic() - started
     return report
 

@@ -15,12 +15,13 @@ import redis
 from django.db import connection
 from redis.cluster import RedisCluster
 
-from comments import replicas, rowsql
+from comments import rowsql
 from comments.exceptions import NotFound
 from comments.models import Comment, Subject, SubjectState
 from comments.rowsql import aware
+from infra import redislink, replicas, streams
 
-from . import keys, live
+from . import keys, live, protocol
 from .models import Like, StaleLikeState
 
 LOCK_MS = 30_000  # a load of a million likers takes a few seconds; the lock outlives it
@@ -36,7 +37,7 @@ SMALL_STATE = 1_000
 # read only when Redis says it lacks the state.
 FIRST_MEET_LIKERS = 64
 # Seconds for which rows read before asking Redis may still create a state (far within
-# ``live.WRITTEN_WINDOW_MS``, which is what makes them safe to use).
+# ``protocol.WRITTEN_WINDOW_MS``, which is what makes them safe to use).
 READ_MAX_AGE = 10.0
 
 
@@ -47,12 +48,12 @@ class LoadTimeout(Exception):
 def client() -> redis.Redis | RedisCluster | None:
     """The Redis of like state, after dropping what went stale while it was away; None when
     the database must answer alone."""
-    r = live.client()
-    if r is not None and live.take_recovery():
+    r = redislink.client()
+    if r is not None and redislink.take_recovery():
         try:
             drop_stale(r)
-        except live.ERRORS as exc:
-            live.mark_down(exc)
+        except redislink.ERRORS as exc:
+            redislink.mark_down(exc)
             return None
     return r
 
@@ -85,7 +86,7 @@ class Rows:
     def creation(self, since: int | None = None, *, partial: bool = False) -> live.Creation | None:
         """The state to create from these rows (``since``: the Redis time after which they were
         read, None when they were read before asking Redis): whole when they carry the likers,
-        else partial if ``partial`` (``live.PARTIAL``) and they carry the user's row; None when
+        else partial if ``partial`` (``protocol.PARTIAL``) and they carry the user's row; None when
         they cannot serve."""
         if since is None and time.monotonic() - self.read_at > READ_MAX_AGE:
             return None
@@ -140,7 +141,7 @@ def read_rows(comment_id: int, *, likers_up_to: int = SMALL_STATE, user_id: int 
     if user_id is not None:
         active, liked_at = rest[:2]
         rest = rest[2:]
-        user_row = ms(aware(liked_at)) if active else live.UNLIKED
+        user_row = ms(aware(liked_at)) if active else protocol.UNLIKED
     if like_count > likers_up_to:
         flat = None
     elif likers_sql:
@@ -155,12 +156,12 @@ def read_rows(comment_id: int, *, likers_up_to: int = SMALL_STATE, user_id: int 
 @replicas.primary_reads()
 def user_row(comment_id: int, subject_id: int, user_id: int) -> int:
     """``user_id``'s like row of the comment for ``live.like``: the like's time in ms, or
-    ``live.UNLIKED`` when there is none or it is not active."""
+    ``protocol.UNLIKED`` when there is none or it is not active."""
     row = rowsql.fetch_one(
         f"SELECT active, created_at FROM {_LIKE} WHERE comment_id = %s AND user_id = %s AND subject_id = %s",
         [comment_id, user_id, subject_id],
     )
-    return ms(aware(row[1])) if row is not None and row[0] else live.UNLIKED
+    return ms(aware(row[1])) if row is not None and row[0] else protocol.UNLIKED
 
 
 @replicas.primary_reads()
@@ -220,14 +221,14 @@ def _build(r: redis.Redis | RedisCluster, *, comment_id: int, subject_id: int, t
     No action for this comment can be appended meanwhile: the like script refuses to run on a
     state that is not loaded."""
     pending: dict[int, tuple[bool, int, int]] = {}
-    for entry_id, fields in live.stream_entries(r, keys.events(subject_id)):
+    for entry_id, fields in streams.stream_entries(r, keys.events(subject_id)):
         action = live.parse_action(fields)
         if action is not None and action[0] == comment_id:
-            pending[action[1]] = (action[2], action[3], live.entry_version(entry_id))
+            pending[action[1]] = (action[2], action[3], streams.entry_version(entry_id))
     build_key = keys.likers_build(subject_id, comment_id, token)
     r.delete(build_key)
     flag = _flag(comment_id)
-    r.zadd(build_key, {live.SENTINEL: flag})
+    r.zadd(build_key, {protocol.SENTINEL: flag})
     for chunk in _active_likers(comment_id):
         # Flat ZADDs, in score order: Redis inserts in order several times faster than in
         # random order, and redis-py builds no dict per liker.
@@ -285,7 +286,7 @@ def _row_versions(comment_id: int, pending: dict[int, tuple]) -> dict[int, int]:
 def _flag(comment_id: int) -> int:
     """The OPEN/CHECK flag of a comment as the database has it now."""
     row = Comment.objects.filter(pk=comment_id).values_list("status", "visibility").first()
-    return live.CHECK if row is None else live.sentinel_score(status=row[0], visibility=row[1])
+    return protocol.CHECK if row is None else live.sentinel_score(status=row[0], visibility=row[1])
 
 
 @replicas.primary_reads()

@@ -1,8 +1,29 @@
 from django.apps import AppConfig
 
+from infra.citus import Tables
+
 
 class ModerationConfig(AppConfig):
     name = "moderation"
+    # Reports and review tasks with their subject's comments; the word list and sanctions, read
+    # on every post, on every node; the audit log and django-axes' records of console sign-ins
+    # (read at a login, by username and address) on the coordinator.
+    citus_tables = Tables(
+        distributed={
+            "moderation_report": ("subject_id", "comment_subject"),
+            "moderation_task": ("subject_id", "comment_subject"),
+        },
+        reference=frozenset({"moderation_word", "moderation_sanction"}),
+        local=frozenset(
+            {
+                "moderation_audit",
+                "axes_accessattempt",
+                "axes_accessattemptexpiration",
+                "axes_accessfailurelog",
+                "axes_accesslog",
+            }
+        ),
+    )
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

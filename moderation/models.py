@@ -84,7 +84,7 @@ class ReportReason(models.TextChoices):
 class Report(models.Model):
     """A reader's report of a comment: one per user per comment."""
 
-    # (comment_id, subject_id) -> the comment's (id, subject_id) on PostgreSQL (comments.citus).
+    # (comment_id, subject_id) -> the comment's (id, subject_id) on PostgreSQL (infra.citus).
     comment = models.ForeignKey(
         "comments.Comment", on_delete=models.CASCADE, related_name="reports", db_index=False, db_constraint=False
     )
@@ -111,7 +111,7 @@ class ReviewTask(models.Model):
     """A comment waiting for a moderator's decision. At most one open task per comment; new
     reasons join it and raise its priority."""
 
-    # (comment_id, subject_id) -> the comment's (id, subject_id) on PostgreSQL (comments.citus).
+    # (comment_id, subject_id) -> the comment's (id, subject_id) on PostgreSQL (infra.citus).
     comment = models.ForeignKey(
         "comments.Comment", on_delete=models.CASCADE, related_name="review_tasks", db_index=False, db_constraint=False
     )

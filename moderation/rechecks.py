@@ -21,7 +21,7 @@ from comments.exceptions import NotFound
 from comments.ids import id_floor_at
 from comments.models import Comment, CommentContent, Status
 from comments.services import comment_lock
-from likes import live
+from infra import streams
 
 from . import words
 from .queries import moderator_acted_since
@@ -38,7 +38,7 @@ def recheck_request(comment_id: int, *, otherwise: Callable[[], object] | None =
     """Queue the second check of a new or edited comment (``rechecks_run_queued`` runs them in
     batches): one entry on a Redis stream. Without that Redis, ``otherwise`` runs (the caller's
     task of its own, ``tasks.recheck_comment``) and the answer is False."""
-    return live.stream_add(RECHECK_STREAM, {"c": comment_id}, otherwise=otherwise)
+    return streams.stream_add(RECHECK_STREAM, {"c": comment_id}, otherwise=otherwise)
 
 
 def _word_findings(site_id: int, body: str) -> tuple[list[str], bool]:
@@ -135,7 +135,7 @@ def rechecks_run_queued() -> int:
     batch is acknowledged once checked: one read by a worker that died is taken over by a later
     run after ``MODERATION_RECHECK_RECLAIM`` seconds, and checked again (harmless: the check is
     idempotent)."""
-    return live.stream_drain(
+    return streams.stream_drain(
         RECHECK_STREAM,
         _recheck_entries,
         batch=RECHECK_BATCH,

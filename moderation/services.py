@@ -151,7 +151,7 @@ def sanction_delete(*, actor: User, sanction: Sanction) -> None:
 
 def review_task_priority(*, reasons: list[str], reporters: int, author_trusted: bool) -> int:
     """How urgent a task is: each distinct reporter weighs most, then what the filters found;
-    a trusted author's comment sinks. (Documented in the README's moderation section.)"""
+    a trusted author's comment sinks. (Documented in docs/operations.md, "Moderation".)"""
     priority = 20 * reporters
     priority += 10 * sum(1 for r in reasons if r.startswith("word:"))
     priority += 5 * sum(1 for r in reasons if r.startswith("spam:"))

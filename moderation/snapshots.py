@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 from django.conf import settings
 from django.core.cache import cache
 
-from comments import replicas, sharedcache
+from infra import replicas, sharedcache
 
 Value = TypeVar("Value")
 

@@ -1,7 +1,5 @@
 from django.urls import path
 
-import comments.api.urls  # noqa: F401  (registers the "id" path converter)
-
 from . import api
 
 urlpatterns = [

@@ -1,8 +1,14 @@
 from django.apps import AppConfig
 
+from infra.citus import Tables
+
 
 class NotificationsConfig(AppConfig):
     name = "notifications"
+    citus_tables = Tables(
+        distributed={"notifications_subscription": ("subject_id", "comment_subject")},
+        local=frozenset({"notifications_notification", "notifications_preferences"}),
+    )
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-from likes import live
+from infra import streams
 
 from . import fanout
 from .events import Event
@@ -30,7 +30,7 @@ def event_enqueue(event: Event, *, otherwise: Callable[[], object] | None = None
     """Hand an event to the workers: one entry on the events stream. Without that Redis,
     ``otherwise`` runs (the caller's task of its own, ``tasks.handle_event`` on the
     ``notifications`` queue) and the answer is False."""
-    return live.stream_add(EVENTS_STREAM, {"e": event.text()}, otherwise=otherwise)
+    return streams.stream_add(EVENTS_STREAM, {"e": event.text()}, otherwise=otherwise)
 
 
 def events_handle(events: list[Event]) -> int:
@@ -42,7 +42,7 @@ def events_drain() -> int:
     """Handle the events waiting in the stream, a batch at a time, until it is empty or
     ``EVENTS_MAX_SECONDS`` have passed; returns how many events were handled. Entries read by a
     worker that died are taken over after ``NOTIFICATIONS_EVENTS_RECLAIM`` seconds."""
-    return live.stream_drain(
+    return streams.stream_drain(
         EVENTS_STREAM,
         _handle_entries,
         batch=EVENTS_BATCH,

@@ -5,10 +5,10 @@ import brought in, by its id in the source, with what it became here. Importing 
 again finds every item there and adds nothing; a newer export adds only the items it does not
 find.
 
-``StagedRecord`` holds one run's parsed records between the two passes of an import (README,
-"Importing"): the file is read once, streaming, into these rows, and the comments are then
-inserted in time order, parents first, a batch at a time, so memory stays bounded whatever the
-size of the file. A run's rows are deleted when it ends.
+``StagedRecord`` holds one run's parsed records between the two passes of an import
+(docs/operations.md, "Data in and out"): the file is read once, streaming, into these rows,
+and the comments are then inserted in time order, parents first, a batch at a time, so memory
+stays bounded whatever the size of the file. A run's rows are deleted when it ends.
 """
 
 from __future__ import annotations

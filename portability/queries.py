@@ -15,8 +15,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 from django.utils import timezone as django_timezone
 
-from comments import encoding
 from comments.models import Comment, CommentContent, ExternalIdentity, Follow, Site, Status, Subject, User
+from infra import encoding
 from likes.models import Like
 from moderation.models import AuditEntry, Report, Sanction
 

@@ -7,7 +7,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from comments import services
-from comments.redislink import connect
+from infra.redislink import connect
 
 from .factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
 
@@ -21,7 +21,7 @@ collect_ignore = [] if os.environ.get("DATABASE_REPLICA_URLS") else ["replica"]
 def _clear_cache():
     """The shared cache, and what processes keep of it (word lists, sanctions, hot pages),
     start empty."""
-    from comments import pagecache
+    from infra import pagecache
     from moderation import snapshots
 
     cache.clear()
@@ -42,16 +42,16 @@ def redis_url(settings):
     """The Redis of live state (like state, event streams, moderation's queue of second
     checks): the suite's Redis (``TEST_REDIS_URL``, else the one ``REDIS_URL`` names, else
     ``redis://127.0.0.1:6379/15``) on both run modes, emptied before and after the test."""
-    from likes import live
+    from infra import redislink
 
     url = _test_redis_url()
     connection = connect(url, decode_responses=True)
     connection.flushdb()
     settings.LIKES_REDIS_URL = url
-    live.reset()
+    redislink.reset()
     yield url
     connection.flushdb()
-    live.reset()
+    redislink.reset()
 
 
 @pytest.fixture
@@ -63,12 +63,12 @@ def raw_redis(redis_url):
 def no_redis(settings):
     """No Redis of live state: the embedded default's road (likes straight to the database,
     a task per second check)."""
-    from likes import live
+    from infra import redislink
 
     settings.LIKES_REDIS_URL = None
-    live.reset()
+    redislink.reset()
     yield
-    live.reset()
+    redislink.reset()
 
 
 @pytest.fixture(params=["redis", "database"])
@@ -145,10 +145,10 @@ def road(request):
 
 def empty_stream(settings, stream: str) -> None:
     """Start a test with ``stream`` empty: other modules' posts queue events nobody drains."""
-    from likes import live
+    from infra import redislink
 
-    if settings.LIKES_REDIS_URL and live.client() is not None:
-        live.client().delete(stream)
+    if settings.LIKES_REDIS_URL and redislink.client() is not None:
+        redislink.client().delete(stream)
 
 
 # --- Chromium, for every suite that drives it (tests/browser/, tests/security/) ----------------

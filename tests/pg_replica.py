@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 from django.db import connections
 
-from comments import replicas
+from infra import replicas
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "pg-replica"
 WAIT_SECONDS = 30.0

@@ -219,11 +219,16 @@ def wait_for(what: str, check, *, workers: list[Worker], timeout: float = WAIT_S
 
 def pause(pause_file: str) -> None:
     """Called by a paused worker's program at its pause point: writes ``PAUSE_FILE.reached``
-    (with its pid) and waits while ``PAUSE_FILE`` exists, so the test can SIGKILL it there."""
+    (with its pid) and waits while ``PAUSE_FILE`` exists, so the test can SIGKILL it there. A
+    test run that never comes (killed before its cleanup) leaves it waiting ``5 * WAIT_SECONDS``
+    at most, not for ever: then the worker dies on the spot, as if killed, never going on past."""
     with open(f"{pause_file}.reached.tmp", "w") as marker:
         marker.write(str(os.getpid()))
     os.replace(f"{pause_file}.reached.tmp", f"{pause_file}.reached")  # appears whole, pid included
+    deadline = time.monotonic() + 5 * WAIT_SECONDS
     while os.path.exists(pause_file):
+        if time.monotonic() > deadline:
+            os._exit(70)
         time.sleep(0.05)
 
 

@@ -1,8 +1,11 @@
 from django.apps import AppConfig
 
+from infra.citus import Tables
+
 
 class WebhooksConfig(AppConfig):
     name = "webhooks"
+    citus_tables = Tables(local=frozenset({"webhooks_endpoint", "webhooks_delivery"}))
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

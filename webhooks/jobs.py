@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-from likes import live
+from infra import streams
 
 from . import queries, services
 from .events import Event
@@ -29,7 +29,7 @@ def event_enqueue(event: Event, *, otherwise: Callable[[], object] | None = None
     """One entry on the events stream, travelling with the request's other hand-offs. Without
     that Redis, ``otherwise`` runs (the caller's task of its own, ``tasks.handle_event``) and the
     answer is False."""
-    return live.stream_add(EVENTS_STREAM, {"e": event.text()}, otherwise=otherwise)
+    return streams.stream_add(EVENTS_STREAM, {"e": event.text()}, otherwise=otherwise)
 
 
 def events_handle(events: list[Event]) -> list[int]:
@@ -53,7 +53,7 @@ def events_drain() -> list[int]:
         created.extend(events_handle([e for e in events if e is not None]))
         return len(entries)
 
-    live.stream_drain(
+    streams.stream_drain(
         EVENTS_STREAM,
         handle,
         batch=EVENTS_BATCH,

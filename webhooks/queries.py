@@ -9,10 +9,10 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils import timezone as django_timezone
 
-from comments.encoding import dumps
 from comments.exceptions import NotFound
 from comments.models import Comment, User
 from comments.queries import Viewer, present_comments, present_user
+from infra.encoding import dumps
 from moderation.models import Report
 
 from .events import Event

@@ -1,4 +1,4 @@
-"""One HTTP POST of a delivery, over a connection of ``comments.outbound``: only to public
+"""One HTTP POST of a delivery, over a connection of ``infra.outbound``: only to public
 addresses (unless ``WEBHOOKS_DELIVER_PRIVATE``), checked after the name is resolved, and to the
 very address checked; a timeout on each wait on the socket; no redirects followed (a 3xx is a
 failed attempt: a redirect must not move a signed body elsewhere, nor lead the request to an
@@ -11,7 +11,7 @@ from __future__ import annotations
 import http.client
 from dataclasses import dataclass
 
-from comments import outbound
+from infra import outbound
 
 EXCERPT_BYTES = 1024
 EXCERPT_CHARS = 500

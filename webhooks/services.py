@@ -13,9 +13,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from comments import outbound
 from comments.exceptions import InvalidInput
 from comments.models import Site
+from infra import outbound
 
 from . import queries, sending, signing
 from .events import Event
@@ -28,7 +28,7 @@ def endpoint_url_check(url: str) -> str:
     """An endpoint's URL, or ``InvalidInput``: http or https, with a host, no credentials, and
     not certainly inside the service's network (an IP address that is not public, or
     ``localhost``; allowed with ``WEBHOOKS_DELIVER_PRIVATE``). A name is not resolved here: what
-    it resolves to may change, so each delivery checks it again (``comments.outbound``)."""
+    it resolves to may change, so each delivery checks it again (``infra.outbound``)."""
     url = (url or "").strip()
     try:
         parts = urlsplit(url)
@@ -141,7 +141,7 @@ def _claim(delivery_id: int, now: datetime) -> bool:
 def delivery_attempt(*, delivery_id: int, now: datetime | None = None) -> str | None:
     """Post the delivery if it is due, and write the outcome: delivered on a 2xx, else a retry
     after ``retry_delay`` or, past ``WEBHOOKS_RETRY_FOR`` from the chain's start or to a
-    destination refused (``comments.outbound``: not a public address), failed.
+    destination refused (``infra.outbound``: not a public address), failed.
     Returns the state written, None when there was nothing to do (not due, delivered, failed,
     or another worker holds it). Call outside a transaction: the claim must commit before the
     request goes out."""

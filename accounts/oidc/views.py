@@ -17,9 +17,10 @@ from django.views.decorators.http import require_GET
 from requests import RequestException
 
 from comments import queries
-from comments.exceptions import DATABASE_UNAVAILABLE, CommentsError, NotFound, PermissionDenied
+from comments.exceptions import CommentsError, NotFound, PermissionDenied
 from comments.names import clean_display_name
 from comments.views import reader_language
+from infra.errors import DATABASE_UNAVAILABLE
 
 from ..views import message_page, signed_in_page
 from . import providers, services

@@ -11,7 +11,9 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from ..exceptions import DATABASE_UNAVAILABLE, CommentsError
+from infra.errors import DATABASE_UNAVAILABLE
+
+from ..exceptions import CommentsError
 
 _DRF_CODES = [
     (exceptions.NotAuthenticated, "not_authenticated", 401),

@@ -3,7 +3,7 @@
 A list page is dozens of nested comment objects. DRF's renderer (the standard library's
 ``json``, calling back into Python for every datetime) took several times the CPU orjson takes
 for the same page.
-The bytes are the ones DRF writes with its defaults (``comments.encoding``, which the page cache
+The bytes are the ones DRF writes with its defaults (``infra.encoding``, which the page cache
 uses too). Pretty-printing (``; indent=``) is left to DRF.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rest_framework.renderers import JSONRenderer
 
-from .. import encoding
+from infra import encoding
 
 
 class ApiJSONRenderer(JSONRenderer):

@@ -22,7 +22,9 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
-from .. import encoding, idempotency, queries, services
+from infra import encoding
+
+from .. import idempotency, queries, services
 from ..authentication import BearerTokenAuthentication
 from ..exceptions import NotAuthenticated, NotFound, RateLimited
 from ..models import ApiToken

@@ -1,4 +1,4 @@
-"""The comment tables' keys carry subject_id, the distribution column (comments.citus), on
+"""The comment tables' keys carry subject_id, the distribution column (infra.citus), on
 PostgreSQL: comment_index's primary key becomes (id, subject_id), comment_content's
 (comment_id, subject_id), and every foreign key pointing at a comment, whichever app's table it
 is in, becomes (<column>, subject_id) -> comment_index (id, subject_id), under its old name.
@@ -18,7 +18,7 @@ implies its subject) keep the estimate of a thread's rows what it was."""
 
 from django.db import migrations, models
 
-from comments.citus import postgresql_only
+from infra.citus import postgresql_only
 
 # Foreign keys into comment_index, one row per key: its table, name and referencing column.
 _KEYS_INTO_COMMENTS = """

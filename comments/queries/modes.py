@@ -22,7 +22,7 @@ def _reply_previews(
     query. PostgreSQL: ``ORDER BY like_count DESC, id LIMIT n`` per root in a LATERAL join over
     the ``comment_thread_by_likes`` index, so a thread of 10,000 replies costs ``n`` index
     entries. Elsewhere (SQLite) a window function ranks the replies of the page's roots.
-    The roots' subject is named too, for a Citus router query (comments.citus)."""
+    The roots' subject is named too, for a Citus router query (infra.citus)."""
     if not root_ids or per_root <= 0:
         return {}
     visible = visible_sql(viewer, "p")

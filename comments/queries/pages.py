@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import encoding, hooks, pagecache
+from infra import encoding, pagecache
+
+from .. import hooks
 from ..models import GONE_STATUSES
 from . import modes, present
 from .cursors import Page

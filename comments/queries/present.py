@@ -4,10 +4,13 @@ contents (carried by list rows, else read in one query) and like state in one ro
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.db import connection
 
-from .. import hooks, replicas, rowsql
+from infra import replicas
+
+from .. import hooks, rowsql
 from ..avatars import avatar_path
 from ..models import GONE_STATUSES, Comment, CommentContent, Status, User
 from .visibility import Viewer, can_see
@@ -44,7 +47,7 @@ def _contents(
 ) -> dict[int, tuple[str, str, bool]]:
     """``{id: (body, html, liked)}`` in one query by primary key; ``liked`` is False unless the
     expression (``hooks.liked_sql``) is given. The comments' subjects name the shards they are
-    on, should the tables be distributed (comments.citus)."""
+    on, should the tables be distributed (infra.citus)."""
     if not comment_ids:
         return {}
     table = connection.ops.quote_name(CommentContent._meta.db_table)
@@ -83,75 +86,87 @@ def present_new_comment(comment: Comment, viewer: Viewer) -> dict:
 def present_comments(
     rows: Iterable[Comment | rowsql.CommentRow], viewer: Viewer, *, just_written: bool = False
 ) -> dict[int, dict]:
-    """API-shaped dicts for ``rows``: the contents list rows carry (models': one query), and the
-    like state from the live store in one round trip (or, without one, the viewer's likes in
-    one query: the content query's, for models)."""
-    rows = list({c.pk: c for c in rows}.values())
-    placeholders = {c.pk: _is_placeholder(viewer, c) for c in rows}
-    if just_written:
-        like_state: dict[int, tuple[int, bool | None]] = {c.pk: (0, False) for c in rows}
-        unknown: set[int] = set()
-        contents = {c.pk: (c.content.body, c.content.html, False) for c in rows}  # type: ignore[union-attr]  # just written: Comments
-    else:
-        # Live like state where the store has it; the rest (no store, or comments whose state
-        # is not loaded) from the rows, with "liked" riding along the content query.
-        like_state = hooks.page_like_state([(c.pk, c.subject_id) for c in rows], viewer.user_id) or {}
-        readable = [pk for pk, hidden in placeholders.items() if not hidden]
-        unknown = {pk for pk in placeholders if like_state.get(pk, (0, None))[1] is None}
-        every_live = not unknown
-        subjects = {c.subject_id for c in rows}
-        liked_expression = None if every_live else hooks.liked_sql(viewer.user_id)
-        # List rows carry their content (rowsql); models have it read here, "liked" alongside.
-        carried = {
-            c.pk: (c.body, c.html or "") for c in rows if isinstance(c, rowsql.CommentRow) and c.body is not None
-        }
-        contents = _contents([pk for pk in readable if pk not in carried], subjects, liked_expression)
-        if carried:
-            shown = [pk for pk in readable if pk in carried]
-            liked = liked_ids([pk for pk in shown if pk in unknown], subjects, liked_expression)
-            contents.update((pk, (*carried[pk], pk in liked)) for pk in shown)
-    out = {}
-    for c in rows:
-        placeholder = placeholders[c.pk]
-        content = contents.get(c.pk)
-        reply_to = None
-        target = _reply_target(c)
-        if c.reply_to_id is not None:
-            reply_to = {
-                "id": c.reply_to_id,
-                "author": None if target is None or _is_placeholder(viewer, target) else present_user(target.author),
-            }
-        out[c.pk] = {
-            "id": c.pk,
-            "subject_id": c.subject_id,
-            "reply_to_id": c.reply_to_id,
-            "root_id": c.root_id,
-            "depth": c.depth,
-            "floor": c.floor,
-            "author": None if placeholder else present_user(c.author),
-            "reply_to": reply_to,
-            "body": "" if placeholder or content is None else content[0],
-            "html": "" if placeholder or content is None else content[1],
-            "status": _shown_status(viewer, c, placeholder),
-            "visibility": c.visibility,
-            "pinned": c.pinned,
-            "featured": c.featured,
-            "like_count": like_state[c.pk][0] if c.pk in like_state else c.like_count,
-            "liked": content is not None and content[2] if c.pk in unknown else like_state[c.pk][1],
-            "reply_count": c.reply_count,
-            "created_at": c.created_at,
-            "edited_at": c.edited_at,
-        }
-    return out
+    """API-shaped dicts for ``rows``: what the page needs beyond the rows is read first
+    (``_page_extras``: the contents list rows do not carry, in one query, and the like state
+    from the live store in one round trip, or the viewer's likes alongside the contents), then
+    each row is shaped (``_shape``), reading nothing. Models are taken as list rows
+    (``CommentRow.of_model``): one row type is shaped."""
+    unique = {c.pk: c for c in rows}
+    page = [
+        c if isinstance(c, rowsql.CommentRow) else rowsql.CommentRow.of_model(c, with_content=just_written)
+        for c in unique.values()
+    ]
+    placeholders = {c.pk: _is_placeholder(viewer, c) for c in page}
+    extras = _just_written(page) if just_written else _page_extras(page, viewer, placeholders)
+    return {c.pk: _shape(c, viewer, placeholders[c.pk], extras) for c in page}
 
 
-def _reply_target(c) -> rowsql.ReplyTarget | Comment | None:
-    """What ``c`` replies to: decoded with the row by ``rowsql`` (list rows, and comments read
-    by ``comment_for_viewer``), else loaded (a comment just created)."""
-    if c.reply_to_id is None:
-        return None
-    target = getattr(c, "reply_target", None)
-    return target if target is not None else c.reply_to
+@dataclass(slots=True)
+class _Extras:
+    """What a page needs beyond its rows: ``like_state`` ``{id: (count, liked or None)}`` from
+    the live store; ``unknown``, the ids whose ``liked`` it could not tell; ``contents``
+    ``{id: (body, html, liked)}`` of the readable comments (``liked`` meaningful for the
+    unknown ones only)."""
+
+    like_state: dict[int, tuple[int, bool | None]]
+    unknown: set[int]
+    contents: dict[int, tuple[str, str, bool]]
+
+
+def _just_written(page: list[rowsql.CommentRow]) -> _Extras:
+    """A comment just written: its content at hand, nobody likes it yet."""
+    return _Extras({c.pk: (0, False) for c in page}, set(), {c.pk: (c.body or "", c.html or "", False) for c in page})
+
+
+def _page_extras(page: list[rowsql.CommentRow], viewer: Viewer, placeholders: dict[int, bool]) -> _Extras:
+    """Live like state where the store has it; the rest (no store, or comments whose state is
+    not loaded) from the rows, with "liked" riding along the content query."""
+    like_state = hooks.page_like_state([(c.pk, c.subject_id) for c in page], viewer.user_id) or {}
+    readable = [pk for pk, hidden in placeholders.items() if not hidden]
+    unknown = {pk for pk in placeholders if like_state.get(pk, (0, None))[1] is None}
+    subjects = {c.subject_id for c in page}
+    liked_expression = None if not unknown else hooks.liked_sql(viewer.user_id)
+    carried = {c.pk: (c.body, c.html or "") for c in page if c.body is not None}
+    contents = _contents([pk for pk in readable if pk not in carried], subjects, liked_expression)
+    if carried:
+        shown = [pk for pk in readable if pk in carried]
+        liked = liked_ids([pk for pk in shown if pk in unknown], subjects, liked_expression)
+        contents.update((pk, (*carried[pk], pk in liked)) for pk in shown)
+    return _Extras(like_state, unknown, contents)
+
+
+def _shape(c: rowsql.CommentRow, viewer: Viewer, placeholder: bool, extras: _Extras) -> dict:
+    """One comment as the API shows it to ``viewer``."""
+    content = extras.contents.get(c.pk)
+    reply_to = None
+    if c.reply_to_id is not None:
+        target = c.reply_target
+        reply_to = {
+            "id": c.reply_to_id,
+            "author": None if target is None or _is_placeholder(viewer, target) else present_user(target.author),
+        }
+    like_state = extras.like_state
+    return {
+        "id": c.pk,
+        "subject_id": c.subject_id,
+        "reply_to_id": c.reply_to_id,
+        "root_id": c.root_id,
+        "depth": c.depth,
+        "floor": c.floor,
+        "author": None if placeholder else present_user(c.author),
+        "reply_to": reply_to,
+        "body": "" if placeholder or content is None else content[0],
+        "html": "" if placeholder or content is None else content[1],
+        "status": _shown_status(viewer, c, placeholder),
+        "visibility": c.visibility,
+        "pinned": c.pinned,
+        "featured": c.featured,
+        "like_count": like_state[c.pk][0] if c.pk in like_state else c.like_count,
+        "liked": content is not None and content[2] if c.pk in extras.unknown else like_state[c.pk][1],
+        "reply_count": c.reply_count,
+        "created_at": c.created_at,
+        "edited_at": c.edited_at,
+    }
 
 
 def in_order(rows: list[Comment], shown: dict[int, dict]) -> list[dict]:

@@ -10,7 +10,9 @@ from django.db import connection
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
-from .. import pagecache, replicas, rowsql
+from infra import pagecache, replicas
+
+from .. import rowsql
 from ..exceptions import InvalidInput, NotFound
 from ..models import Comment, Site, Status, Subject, SubjectKey, User, Visibility
 from .visibility import Viewer, authenticated, can_see, sees_private_sql, viewer_sql

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
-from .. import paths, replicas, rowsql
+from infra import replicas
+
+from .. import paths, rowsql
 from ..exceptions import OtherSiteSignIn
 from ..models import GONE_STATUSES, Comment, Site, Status, User, Visibility
 from ..rowsql import Sql

@@ -15,7 +15,7 @@ for j = 1, t do
     gone = gone + redis.call('XDEL', KEYS[1], ARGV[i])
   end
   at = at + n
-  local left = tonumber(redis.call('HGET', KEYS[2], comment) or '0') - gone
+  local left = tonumber(redis.call('HGET', KEYS[2], comment) or 0) - gone
   if left > 0 then
     redis.call('HSET', KEYS[2], comment, left)
   else

@@ -3,5 +3,5 @@
 -- stream, or a partial state is there, for the build to lay over the rows), else 0; Redis time
 -- in ms}.
 local careful = redis.call('HEXISTS', KEYS[1], ARGV[1])
-if careful == 0 and redis.call('ZSCORE', KEYS[2], 'p') then careful = 1 end
+if careful == 0 and redis.call('ZSCORE', KEYS[2], PARTIAL) then careful = 1 end
 return {careful, now_ms()}

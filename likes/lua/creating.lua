@@ -14,8 +14,8 @@ end
 -- The sentinel with its flag, then the likers: ARGV from ``first`` on, as score, member pairs;
 -- with ``unmet`` (not nil or ''), a partial state of that many likers not met, and no pairs.
 local function create(likers, flag, ttl, first, unmet)
-  redis.call('ZADD', likers, flag, '0')
-  if unmet and unmet ~= '' then redis.call('ZADD', likers, PARTIAL_BASE - tonumber(unmet), 'p') end
+  redis.call('ZADD', likers, flag, SENTINEL)
+  if unmet and unmet ~= '' then redis.call('ZADD', likers, PARTIAL_BASE - tonumber(unmet), PARTIAL) end
   for i = first, #ARGV, 2000 do
     redis.call('ZADD', likers, unpack(ARGV, i, math.min(i + 1999, #ARGV)))
   end

@@ -8,11 +8,12 @@
 -- time after which the rows were read ('' for "some seconds ago": then no flush of the comment
 -- within ``WRITTEN_WINDOW_MS`` is allowed), the ttl, how many likers a partial state has not
 -- met ('' for a whole state), and a whole state's likers as score, member pairs.
--- -> {count, liked, events in the stream now}; {-1, now} when the state is missing and the
--- rows read from now on may create it (none were given, or the flush wrote to them after they
--- were read); {-3, 0} when it is missing and only the careful load may (actions wait in the
--- stream); {-2, 0} when the comment needs the check; {-4, now} when the state is partial and
--- needs the user's row read from now on.
+-- -> {count, liked, events in the stream now}; {ANSWER_COLD, now} when the state is missing
+-- and the rows read from now on may create it (none were given, or the flush wrote to them
+-- after they were read); {ANSWER_LOAD_CAREFULLY, 0} when it is missing and only the careful
+-- load may (actions wait in the stream); {ANSWER_NEEDS_CHECK, 0} when the comment needs the
+-- check; {ANSWER_NEEDS_USER, now} when the state is partial and needs the user's row read from
+-- now on (``protocol.LikeOutcome``).
 -- The action is appended even when it changes nothing here: the state may be behind the
 -- database (written directly during an outage), and the flush applies the newest action.
 local now = now_ms()
@@ -20,22 +21,24 @@ local function read_since(arg)
   if arg and arg ~= '' then return tonumber(arg) end
   return now - WRITTEN_WINDOW_MS
 end
-if ARGV[5] == '1' then redis.call('SET', KEYS[5], '1', 'NX', 'EX', SUBJECT_OPEN_SECONDS) end
-local flag = redis.call('ZSCORE', KEYS[1], '0')
+if ARGV[5] == '1' then redis.call('SET', KEYS[5], MARKED_OPEN, 'NX', 'EX', SUBJECT_OPEN_SECONDS) end
+local flag = redis.call('ZSCORE', KEYS[1], SENTINEL)
 if not flag then
   if not ARGV[8] then
-    if redis.call('HEXISTS', KEYS[3], ARGV[3]) == 1 then return {-3, 0} end
-    return {-1, now}
+    if redis.call('HEXISTS', KEYS[3], ARGV[3]) == 1 then return {ANSWER_LOAD_CAREFULLY, 0} end
+    return {ANSWER_COLD, now}
   end
   if not may_create(KEYS[3], KEYS[4], ARGV[3], read_since(ARGV[9])) then
     -- Only the stream's actions need the careful load; rows read from now on hold the flushed.
-    if redis.call('HEXISTS', KEYS[3], ARGV[3]) == 1 then return {-3, 0} end
-    return {-1, now}
+    if redis.call('HEXISTS', KEYS[3], ARGV[3]) == 1 then return {ANSWER_LOAD_CAREFULLY, 0} end
+    return {ANSWER_COLD, now}
   end
   create(KEYS[1], ARGV[8], ARGV[10], 12, ARGV[11])
   flag = ARGV[8]
 end
-if ARGV[4] ~= '1' and (tonumber(flag) ~= -1 or redis.call('GET', KEYS[5]) ~= '1') then return {-2, 0} end
+if ARGV[4] ~= '1' and (tonumber(flag) ~= OPEN or redis.call('GET', KEYS[5]) ~= MARKED_OPEN) then
+  return {ANSWER_NEEDS_CHECK, 0}
+end
 local unmet = not_met(KEYS[1])
 local old = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if unmet and not old then
@@ -43,13 +46,13 @@ if unmet and not old then
   -- read: every action of the comment since the state was made went through it, and none of
   -- this user's.
   if not ARGV[6] or ARGV[6] == '' or not written_before(KEYS[4], ARGV[3], read_since(ARGV[7])) then
-    return {-4, now}
+    return {ANSWER_NEEDS_USER, now}
   end
   old = ARGV[6]
   redis.call('ZADD', KEYS[1], old, ARGV[1])
   if tonumber(old) >= 0 then
     unmet = unmet - 1
-    redis.call('ZADD', KEYS[1], PARTIAL_BASE - unmet, 'p')
+    redis.call('ZADD', KEYS[1], PARTIAL_BASE - unmet, PARTIAL)
   end
 end
 local at = now

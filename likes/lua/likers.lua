@@ -1,9 +1,9 @@
 -- KEYS: likers. ARGV: after score ('' for the first page), after member, n.
 -- -> {flag, member, score, ...}: the sentinel's flag (OPEN or CHECK), then up to n + 1 likers
 -- after (score, member) in the set's order; nil when the whole state is not loaded (a partial
--- one is not: ``live.PARTIAL``). Rank 0 is the sentinel.
-local flag = redis.call('ZSCORE', KEYS[1], '0')
-if not flag or redis.call('ZSCORE', KEYS[1], 'p') then return false end
+-- one is not: ``protocol.PARTIAL``). Rank 0 is the sentinel.
+local flag = redis.call('ZSCORE', KEYS[1], SENTINEL)
+if not flag or redis.call('ZSCORE', KEYS[1], PARTIAL) then return false end
 local n = tonumber(ARGV[3])
 local start, ties, after = 1, 0, nil
 if ARGV[1] ~= '' then

@@ -1,6 +1,6 @@
 -- KEYS: likers of several comments of one subject. ARGV: viewer's user id or ''.
 -- -> {count + 1, liked} per key: count + 1 is 0 when the state is not loaded; liked is 1 or
--- 0, or 2 when a partial state has not met the viewer (the database knows).
+-- 0, or VIEWER_NOT_MET when a partial state has not met the viewer (the database knows).
 local out = {}
 for i, key in ipairs(KEYS) do
   local n = redis.call('ZCARD', key)
@@ -13,7 +13,7 @@ for i, key in ipairs(KEYS) do
       if score then
         if tonumber(score) >= 0 then liked = 1 end
       elseif ARGV[1] ~= '' then
-        liked = 2
+        liked = VIEWER_NOT_MET
       end
     elseif score then
       liked = 1

@@ -1,7 +1,7 @@
--- Partial states (``live.PARTIAL``): ``not_met`` is how many likers the state has not met, nil
+-- Partial states (``protocol.PARTIAL``): ``not_met`` is how many likers the state has not met, nil
 -- for a whole state; ``count`` the comment's likes either way.
 local function not_met(likers)
-  local marker = redis.call('ZSCORE', likers, 'p')
+  local marker = redis.call('ZSCORE', likers, PARTIAL)
   if marker then return PARTIAL_BASE - tonumber(marker) end
   return nil
 end

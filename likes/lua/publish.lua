@@ -7,20 +7,21 @@ if redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('EXPIRE', KEYS[2], ARGV[1])
   return 1
 end
-if not redis.call('ZSCORE', KEYS[2], 'p') then
+if not redis.call('ZSCORE', KEYS[2], PARTIAL) then
   redis.call('DEL', KEYS[1])
   return 0
 end
 local met = redis.call('ZRANGEBYSCORE', KEYS[2], UNLIKED, '+inf', 'WITHSCORES')
 for i = 1, #met, 2 do
-  if met[i] == '0' or tonumber(met[i + 1]) >= 0 then
+  if met[i] == SENTINEL or tonumber(met[i + 1]) >= 0 then
     redis.call('ZADD', KEYS[1], met[i + 1], met[i])
   else
     redis.call('ZREM', KEYS[1], met[i])
   end
 end
--- A state with actions waiting in the stream has no expiry until the flush wrote them.
-local waiting = redis.call('PTTL', KEYS[2]) == -1
+-- A state with actions waiting in the stream has no expiry until the flush wrote them (PTTL
+-- answers below 0 for a key without expiry; the key exists).
+local waiting = redis.call('PTTL', KEYS[2]) < 0
 redis.call('RENAME', KEYS[1], KEYS[2])
 if waiting then redis.call('PERSIST', KEYS[2]) else redis.call('EXPIRE', KEYS[2], ARGV[1]) end
 return 1

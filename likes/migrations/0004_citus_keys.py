@@ -1,4 +1,4 @@
-"""Every key of the like rows carries subject_id, the distribution column (comments.citus).
+"""Every key of the like rows carries subject_id, the distribution column (infra.citus).
 
 Both engines: the unique (comment, user) becomes (comment, user, subject_id), as the flush's
 upsert names it. PostgreSQL only: the primary key becomes (id, subject_id); the foreign key to
@@ -11,7 +11,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from comments.citus import primary_key_with_subject
+from infra.citus import primary_key_with_subject
 
 
 class Migration(migrations.Migration):

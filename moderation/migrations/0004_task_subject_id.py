@@ -1,5 +1,5 @@
 """Review tasks carry their comment's subject_id, the distribution column of the comment
-tables (comments.citus): filled from the comments on a populated database, before the comment
+tables (infra.citus): filled from the comments on a populated database, before the comment
 keys become composite (comments 0006), whose foreign keys need it."""
 
 from django.db import migrations, models

@@ -1,5 +1,5 @@
 """Every key of reports and review tasks carries subject_id, the distribution column
-(comments.citus).
+(infra.citus).
 
 Both engines: a report is unique per (comment, user, subject_id), an open task per
 (comment, subject_id). PostgreSQL only: the primary keys become (id, subject_id); the foreign
@@ -9,7 +9,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from comments.citus import primary_key_with_subject
+from infra.citus import primary_key_with_subject
 
 
 class Migration(migrations.Migration):

@@ -1,9 +1,9 @@
-"""Subscriptions are distributed by subject with the comment tables (comments.citus): on
+"""Subscriptions are distributed by subject with the comment tables (infra.citus): on
 PostgreSQL their primary key becomes (id, subject_id)."""
 
 from django.db import migrations
 
-from comments.citus import primary_key_with_subject
+from infra.citus import primary_key_with_subject
 
 
 class Migration(migrations.Migration):

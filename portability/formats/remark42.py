@@ -6,7 +6,8 @@ Remark42 has no thread records: a page is its ``locator.url``, which becomes the
 by its ``id`` and answers ``pid``. ``delete`` -> deleted; everything else is published
 (Remark42 has no queue). Authors are ``remark42:<user id>`` (Remark42's ids name the sign-in
 provider, e.g. ``github_…``). The Markdown the author wrote (``orig``) is imported when the
-backup has it, else the rendered HTML (``text``). Votes are not imported (see the README).
+backup has it, else the rendered HTML (``text``). Votes are not imported (docs/operations.md,
+"Data in and out").
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from django.test import Client
 from comments.exceptions import NotFound, SubjectClosed
 from comments.models import Comment, CommentContent, Status, Subject
 from comments.services import comment_create, comment_edit
+from infra import redislink
 from likes import keys, live
 from likes.services import like_set, likes_flush
 from moderation.models import Report
@@ -142,7 +143,7 @@ def test_a_like_that_read_the_subject_open_before_it_closed_does_not_mark_it_ope
     subject, comment, redis_url, raw_redis
 ):
     assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True) == (1, True)  # the subject is marked open
-    r = live.client()
+    r = redislink.client()
     live.mark_subject(r, subject_id=subject.pk, open=False)  # a closing commits
 
     # A like that read the subject open before the closing committed reaches Redis after it.
@@ -155,7 +156,7 @@ def test_a_like_that_read_the_subject_open_before_it_closed_does_not_mark_it_ope
         checked=False,
         subject_open=True,
     )
-    assert late is live.NEEDS_CHECK
+    assert late.outcome is live.LikeOutcome.NEEDS_CHECK
     assert raw_redis.get(keys.subject_open(subject.pk)) == "0"
     assert 0 < raw_redis.ttl(keys.subject_open(subject.pk)) <= live.SUBJECT_OPEN_SECONDS
 

@@ -621,7 +621,7 @@ def test_chinese_with_relative_dates(host, page, shot):
 
 def test_without_data_lang_the_widget_speaks_the_readers_language_not_the_host_pages(host, browser, shot):
     """The host page is in English (<html lang="en">); a reader whose browser asks for Chinese
-    reads the widget in Chinese, as the README promises, unless the host names a language."""
+    reads the widget in Chinese, as docs/embedding.md promises, unless the host names a language."""
     subject, _ = two_level_subject(host.site, roots=2)
     reader = browser.new_context(viewport={"width": 1100, "height": 900}, locale="zh-CN")
     try:

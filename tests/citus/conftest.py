@@ -3,7 +3,7 @@
 ``scripts/check-citus-schema`` runs these tests with ``CITUS_QUERY_LOG`` naming a file; every
 statement run inside a ``with hot_queries(name):`` block is appended to it as a JSON line
 (``{"query": name, "sql": ...}``), and the script holds each against the plan
-(``comments.citus.query_violations``). The blocks cover the hot queries only: what a test
+(``infra.citus.query_violations``). The blocks cover the hot queries only: what a test
 does to set itself up is outside them."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from comments import citus
+from infra import citus
 
 ROUTED = [
     'SELECT "comment_index"."id" FROM "comment_index" WHERE ("comment_index"."subject_id" = %s AND "comment_index"."id" = %s)',
@@ -150,7 +150,7 @@ def test_todays_schema_keeps_the_plan_with_no_known_gap(postgresql):
         ),
         (
             "CREATE TABLE comment_stray (id bigint PRIMARY KEY)",
-            "comment_stray: not in the Citus plan (comments/citus.py): distributed, reference or local?",
+            "comment_stray: not in the Citus plan (an app's citus_tables): distributed, reference or local?",
         ),
     ],
 )

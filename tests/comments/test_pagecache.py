@@ -1,4 +1,4 @@
-"""The shared page cache (comments/pagecache.py): every write that changes what readers see
+"""The shared page cache (infra/pagecache.py): every write that changes what readers see
 reaches the cached pages, signed-in readers share them with their own parts laid over, a miss
 is rebuilt once however many readers ask at the same time, and hot pages stay in the process.
 
@@ -16,8 +16,9 @@ import pytest
 from django.core.cache import cache
 from django.db import connection
 
-from comments import cachestats, encoding, pagecache, queries, services
+from comments import queries, services
 from comments.models import Comment, Status, Visibility
+from infra import cachestats, encoding, hotpages, pagecache
 
 from ..api.conftest import API
 from ..factories import CommentFactory, UserFactory
@@ -217,7 +218,7 @@ def test_a_hot_page_travels_gzip_compressed_to_readers_who_accept_it(api, subjec
     comment = hot_flat_page(api, subject, settings)
     compressions = []
     original = gzip.compress
-    monkeypatch.setattr(pagecache.gzip_module, "compress", lambda *a, **k: compressions.append(1) or original(*a, **k))
+    monkeypatch.setattr(hotpages.gzip_module, "compress", lambda *a, **k: compressions.append(1) or original(*a, **k))
     url, query = f"{API}/subjects/{subject.pk}/comments", {"limit": 20, "mode": "flat"}
 
     plain = api.get(url, query)

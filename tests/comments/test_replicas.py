@@ -1,4 +1,4 @@
-"""The read-replica router's rules (comments/replicas.py), read through ``replica1``: a second
+"""The read-replica router's rules (infra/replicas.py), read through ``replica1``: a second
 connection to the test database (a mirror, tests/settings.py) in the suite's runs, a real
 streaming replica under scripts/test-replica (which also runs tests/replica/, where the replica
 lags, pauses and stops)."""
@@ -17,15 +17,16 @@ from django.http import HttpResponse
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from comments import replicas, services
+from comments import services
 from comments.models import Comment
 from config.env import database_from_url, replica_databases
+from infra import replicas
 from tests.factories import CommentFactory, SubjectFactory, UserFactory
 from tests.pg_replica import until_replayed
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "replica1"])
 
-MIDDLEWARE = "comments.replicas.ReplicaMiddleware"
+MIDDLEWARE = "infra.replicas.ReplicaMiddleware"
 
 
 @pytest.fixture
@@ -33,7 +34,7 @@ def routed(settings):
     """Reads routed to ``replica1`` as DATABASE_REPLICA_URLS would have them; the page cache off
     (a test that wants it turns it on), so a list is read from a database."""
     settings.DATABASE_REPLICAS = ["replica1"]
-    settings.DATABASE_ROUTERS = ["comments.replicas.ReplicaRouter"]
+    settings.DATABASE_ROUTERS = ["infra.replicas.ReplicaRouter"]
     if MIDDLEWARE not in settings.MIDDLEWARE:
         middleware = list(settings.MIDDLEWARE)
         middleware.insert(middleware.index("comments.middleware.ApiErrorMiddleware"), MIDDLEWARE)

@@ -19,6 +19,7 @@ from django.db import connections
 from redis.crc import key_slot
 
 from comments.models import Comment
+from infra import redislink
 from likes import keys, live, state_sync
 from likes.models import Like
 from likes.services import like_set, likes_flush
@@ -37,9 +38,9 @@ def cluster(tmp_path, settings):
     running = LocalRedisCluster(tmp_path / "cluster").start()
     settings.LIKES_REDIS_URL = running.url
     settings.LIKES_REDIS_RETRY = 0.2
-    live.reset()
+    redislink.reset()
     yield running
-    live.reset()
+    redislink.reset()
     running.stop()
 
 

@@ -20,7 +20,8 @@ from rest_framework.test import APIClient
 from comments.exceptions import NotFound
 from comments.models import Comment
 from comments.services import comment_set_status, token_issue
-from likes import keys, live, state_sync
+from infra import redislink, streams
+from likes import keys, live, protocol, state_sync
 from likes import queries as likes_queries
 from likes.models import Like, StaleLikeState
 from likes.services import LikeAction, like_actions_apply, like_set, likes_flush
@@ -61,7 +62,7 @@ def stored(comment) -> tuple[int, set[int]]:
 
 def live_count(comment) -> int | None:
     """The count Redis holds now (None when its state is not loaded)."""
-    r = live.client()
+    r = redislink.client()
     found = live.page_state(r, [(comment.pk, comment.subject_id)], None)
     return found[comment.pk][0] if comment.pk in found else None
 
@@ -131,7 +132,7 @@ def test_a_state_made_from_the_rows_keeps_each_likers_own_time(redis_url, raw_re
     assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True) == (7, True)  # made from the rows
 
     members = raw_redis.zrange(keys.likers(comment.subject_id, comment.pk), 0, -1, withscores=True)
-    held = {int(member): int(score) for member, score in members if member != live.SENTINEL}
+    held = {int(member): int(score) for member, score in members if member != protocol.SENTINEL}
     assert {pk: held[pk] for pk in like_times} == like_times
 
 
@@ -213,7 +214,12 @@ class RedisCalls:
 
     def __init__(self, monkeypatch):
         self.count = 0
-        for owner, name in [(redis.Redis, "execute_command"), (redis.client.Pipeline, "execute"), (live, "round_trip")]:
+        for owner, name in [
+            (redis.Redis, "execute_command"),
+            (redis.client.Pipeline, "execute"),
+            (live, "round_trip"),
+            (streams, "round_trip"),
+        ]:
             monkeypatch.setattr(owner, name, self._counting(getattr(owner, name)))
 
     def _counting(self, real):
@@ -301,8 +307,8 @@ def test_a_popular_comment_whose_state_redis_lacks_gets_a_partial_state_without_
     assert calls.shipped == ([0] if not place_known else [0, 0])
     assert redis_calls.count == (1 if not place_known else 2)
     state = dict(raw_redis.zrange(keys.likers(comment.subject_id, comment.pk), 0, -1, withscores=True))
-    assert set(state) == {live.SENTINEL, live.PARTIAL, str(fan.pk)}
-    assert live.PARTIAL_BASE - state[live.PARTIAL] == 8  # likers not met
+    assert set(state) == {protocol.SENTINEL, protocol.PARTIAL, str(fan.pk)}
+    assert protocol.PARTIAL_BASE - state[protocol.PARTIAL] == 8  # likers not met
     likes_flush()
     assert stored(comment)[0] == 9
 
@@ -360,7 +366,7 @@ def test_an_action_counts_as_waiting_until_the_flush_deletes_its_entry_once(redi
     assert raw_redis.hget(pending, str(comment.pk)) is None
     assert raw_redis.ttl(likers_key) > 0
     assert raw_redis.zscore(keys.written(comment.subject_id), str(comment.pk)) is not None
-    assert 0 < raw_redis.pttl(keys.written(comment.subject_id)) <= live.WRITTEN_WINDOW_MS
+    assert 0 < raw_redis.pttl(keys.written(comment.subject_id)) <= protocol.WRITTEN_WINDOW_MS
     assert raw_redis.xlen(keys.events(comment.subject_id)) == 0
 
 
@@ -454,13 +460,13 @@ def private_redis(settings, tmp_path):
     settings.LIKES_REDIS_URL = f"redis://127.0.0.1:{port}/0"
     settings.LIKES_REDIS_TIMEOUT = 0.2
     settings.LIKES_REDIS_RETRY = 0.5
-    live.reset()
+    redislink.reset()
     yield process
     if process.poll() is None:
         os.kill(process.pid, signal.SIGCONT)
         process.kill()
         process.wait()
-    live.reset()
+    redislink.reset()
 
 
 def test_likes_go_to_the_database_while_redis_is_unreachable_and_stay_exact_after(private_redis, settings):
@@ -501,7 +507,7 @@ def test_likes_go_to_the_database_while_redis_is_full_and_stay_exact_after(priva
     a, b = UserFactory(), UserFactory()
     assert like_set(comment_id=comment.pk, user=a, liked=True) == (1, True)
     likes_flush()
-    r = live.client()
+    r = redislink.client()
     r.config_set("maxmemory-policy", "noeviction")
     r.config_set("maxmemory", 1)  # full: every write is refused
 

@@ -8,6 +8,7 @@ from django.db import connection
 from django.test import override_settings
 
 from comments.models import Comment
+from infra import streams
 from likes import keys, live, services, state_sync
 from likes.models import Like
 from likes.services import LikeAction, like_actions_apply, like_counts_reconcile, like_set, likes_flush
@@ -139,9 +140,9 @@ def test_entries_of_a_flush_that_died_are_taken_over_after_the_reclaim_timeout(s
     comment = CommentFactory(subject=subject)
     like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
     stream = keys.events(subject.id)
-    live.ensure_group(raw_redis, stream)
+    streams.ensure_group(raw_redis, stream)
     # Another consumer read the entry and died before acknowledging it.
-    assert live.read_events(raw_redis, stream, "dead-worker", 10, 60_000)
+    assert streams.read_events(raw_redis, stream, "dead-worker", 10, 60_000)
     settings.LIKES_RECLAIM_IDLE = 60.0
     assert likes_flush().events == 0
     assert count_of(comment) == 0
@@ -177,8 +178,8 @@ def test_a_quiet_drained_subject_is_forgotten_with_its_idle_consumers(subject, r
     comment = CommentFactory(subject=subject)
     like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
     stream = keys.events(subject.id)
-    live.ensure_group(raw_redis, stream)
-    live.read_events(raw_redis, stream, "restarted-worker", 10, 60_000)  # holds the entry
+    streams.ensure_group(raw_redis, stream)
+    streams.read_events(raw_redis, stream, "restarted-worker", 10, 60_000)  # holds the entry
     raw_redis.zadd(keys.DIRTY_SUBJECTS, {str(subject.id): live.now_ms() - 120_000})
 
     likes_flush()  # the entry is held by another consumer: the subject stays
@@ -287,17 +288,17 @@ def test_a_drain_stops_at_a_short_batch_and_goes_on_after_full_ones(redis_url, r
     stream = "test:drain"
     raw_redis.delete(stream)
     for i in range(5):
-        live.stream_add(stream, {"n": str(i)})
+        streams.stream_add(stream, {"n": str(i)})
     seen: list[str] = []
 
     def handle(entries):
         seen.extend(dict(zip(fields[::2], fields[1::2], strict=True))["n"] for _, fields in entries)
-        live.stream_add(stream, {"n": "late"})  # queued while the batch was handled
+        streams.stream_add(stream, {"n": "late"})  # queued while the batch was handled
         return len(entries)
 
     # Batches of 3: two full ones (0-2, then 3, 4 and the first late entry), then a short one
     # (the second late entry), after which the drain stops: the third late entry is left.
-    handled = live.stream_drain(stream, handle, batch=3, reclaim_seconds=60, max_seconds=2)
+    handled = streams.stream_drain(stream, handle, batch=3, reclaim_seconds=60, max_seconds=2)
 
     assert handled == 7 and seen == ["0", "1", "2", "3", "4", "late", "late"]
     assert raw_redis.xlen(stream) == 1

@@ -1,5 +1,5 @@
 """What a write hands on to other processes after its commit travels to the like state's Redis
-in one round trip (``live.together``, opened by the core around its hooks): a post's empty like
+in one round trip (``streams.together``, opened by the core around its hooks): a post's empty like
 state, its second check, its notifications event and its webhooks event. A hand-off that fails goes
 its own way (a task of its own), and only that one."""
 
@@ -9,7 +9,8 @@ import pytest
 from django.db import transaction
 
 from comments import services
-from likes import keys, live
+from infra import redislink, streams
+from likes import keys, protocol
 from moderation.models import ReviewTask
 from moderation.rechecks import RECHECK_STREAM
 from notifications.jobs import EVENTS_STREAM
@@ -34,15 +35,15 @@ def test_a_posts_hand_offs_travel_in_one_round_trip_after_its_commit(redis_url, 
     assert raw_redis.xlen(RECHECK_STREAM) == 1
     assert raw_redis.xlen(EVENTS_STREAM) == 1
     likers = keys.likers(subject.pk, comment.pk)
-    assert raw_redis.zrange(likers, 0, -1) == [live.SENTINEL]  # loaded, and nobody likes it
+    assert raw_redis.zrange(likers, 0, -1) == [protocol.SENTINEL]  # loaded, and nobody likes it
     assert raw_redis.ttl(likers) > 0
 
 
 def test_outside_a_together_block_a_hand_off_is_sent_at_once(redis_url, raw_redis):
-    with live.together():
-        live.stream_add("test:later", {"n": 1}, otherwise=lambda: None)
+    with streams.together():
+        streams.stream_add("test:later", {"n": 1}, otherwise=lambda: None)
         assert raw_redis.xlen("test:later") == 0  # waits for the block's end
-        live.stream_add("test:now", {"n": 1})  # no ``otherwise``: the caller needs the answer now
+        streams.stream_add("test:now", {"n": 1})  # no ``otherwise``: the caller needs the answer now
         assert raw_redis.xlen("test:now") == 1
     assert raw_redis.xlen("test:later") == 1
 
@@ -58,7 +59,7 @@ def test_a_hand_off_whose_command_fails_goes_its_own_way_and_the_others_arrive(r
     raw_redis.delete(RECHECK_STREAM, EVENTS_STREAM)
     raw_redis.set(RECHECK_STREAM, "not a stream")
     reply = CommentFactory(subject=subject, author=author, body="an answer", reply_to=parent)
-    assert live.client() is not None  # an error reply is not Redis being down
+    assert redislink.client() is not None  # an error reply is not Redis being down
     assert raw_redis.type(RECHECK_STREAM) == "string"
     assert ReviewTask.objects.filter(comment=reply).exists()  # the task ran the second check
     assert raw_redis.xlen(EVENTS_STREAM) == 1

@@ -1,4 +1,4 @@
-"""Partial like states (``likes.live.PARTIAL``): the first like of a popular comment whose state
+"""Partial like states (``likes.protocol.PARTIAL``): the first like of a popular comment whose state
 Redis lacks starts from the rows' like count, and the state meets users one at a time instead
 of loading every liker. Against real Redis and the real database."""
 
@@ -10,7 +10,8 @@ import time
 import pytest
 from rest_framework.test import APIClient
 
-from likes import keys, live, state_sync
+from infra import redislink
+from likes import keys, live, protocol, state_sync
 from likes.models import Like
 from likes.services import like_set, likes_flush
 
@@ -42,7 +43,7 @@ def popular(redis_url, raw_redis, monkeypatch):
 
 
 def is_partial(raw_redis, comment) -> bool:
-    return raw_redis.zscore(keys.likers(comment.subject_id, comment.pk), live.PARTIAL) is not None
+    return raw_redis.zscore(keys.likers(comment.subject_id, comment.pk), protocol.PARTIAL) is not None
 
 
 def row_ms(comment, user) -> int:
@@ -135,8 +136,8 @@ def test_a_likers_page_builds_the_whole_state_over_it(popular, raw_redis, django
     assert {item["user"]["id"] for item in items} == expected
     assert not is_partial(raw_redis, comment)
     members = raw_redis.zrange(keys.likers(comment.subject_id, comment.pk), 0, -1, withscores=True)
-    assert {int(m) for m, _ in members if m != live.SENTINEL} == expected
-    assert all(score >= 0 for m, score in members if m != live.SENTINEL)
+    assert {int(m) for m, _ in members if m != protocol.SENTINEL} == expected
+    assert all(score >= 0 for m, score in members if m != protocol.SENTINEL)
     assert raw_redis.ttl(keys.likers(comment.subject_id, comment.pk)) == -1  # actions still wait
     likes_flush()
     assert stored(comment) == (len(expected), expected)
@@ -171,7 +172,7 @@ def test_likes_made_while_the_whole_state_is_built_are_kept(popular, raw_redis, 
         like_set(comment_id=comment.pk, user=fan, liked=False)
 
     monkeypatch.setattr(state_sync, "_active_likers", likers_then_actions)
-    state_sync.load(live.client(), comment_id=comment.pk, subject_id=comment.subject_id)
+    state_sync.load(redislink.client(), comment_id=comment.pk, subject_id=comment.subject_id)
 
     assert not is_partial(raw_redis, comment)
     expected = {u.pk for u in early[1:]} | {newcomer.pk}

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from likes import live
+from infra import redislink, streams
 from moderation import rechecks, words
 from moderation.models import ReviewTask, WordEntry
 from moderation.rechecks import RECHECK_STREAM
@@ -86,7 +86,7 @@ def test_checks_read_by_a_worker_that_died_are_taken_over(redis_url, raw_redis, 
     pk = post(poster, subject, "crypto again")
     word_behind_the_services_back(site, "crypto")
     # A worker read the entry and died before acknowledging it.
-    read = live.read_events(live.client(), RECHECK_STREAM, "worker-that-died", 10, 60_000)
+    read = streams.read_events(redislink.client(), RECHECK_STREAM, "worker-that-died", 10, 60_000)
     assert len(read) == 1
     assert rechecks.rechecks_run_queued() == 0  # not yet: it may still be working on it
     settings.MODERATION_RECHECK_RECLAIM = 0
@@ -110,10 +110,10 @@ def test_while_redis_fails_a_post_gets_a_task_of_its_own(settings, subject, post
         port = probe.getsockname()[1]
     settings.LIKES_REDIS_URL = f"redis://127.0.0.1:{port}/0"
     settings.MODERATION_BURST_LIMIT = 0
-    live.reset()
+    redislink.reset()
     try:
         pk = post(poster, subject, "a post while redis is down")
         assert ReviewTask.objects.get(comment_id=pk).reasons == ["spam:burst"]
-        assert live.client() is None  # marked down: the next posts go to tasks without trying
+        assert redislink.client() is None  # marked down: the next posts go to tasks without trying
     finally:
-        live.reset()
+        redislink.reset()

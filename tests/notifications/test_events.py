@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from likes import live
+from infra import redislink, streams
 from notifications import fanout, jobs
 from notifications.events import Event
 from notifications.models import Notification
@@ -67,7 +67,7 @@ def test_events_read_by_a_worker_that_died_are_taken_over(redis_url, raw_redis, 
     from ..factories import CommentFactory
 
     CommentFactory(subject=subject, author=bob, body="reply", reply_to=parent)
-    read = live.read_events(live.client(), jobs.EVENTS_STREAM, "worker-that-died", 10, 60_000)
+    read = streams.read_events(redislink.client(), jobs.EVENTS_STREAM, "worker-that-died", 10, 60_000)
     assert len(read) == 1
     assert jobs.events_drain() == 0  # not yet: it may still be working on it
     settings.NOTIFICATIONS_EVENTS_RECLAIM = 0
@@ -124,16 +124,16 @@ def test_while_redis_fails_an_event_is_a_task_of_its_own(settings, subject, alic
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     settings.LIKES_REDIS_URL = f"redis://127.0.0.1:{port}/0"
-    live.reset()
+    redislink.reset()
     try:
         from ..factories import CommentFactory
 
         parent = CommentFactory(subject=subject, author=alice)
         CommentFactory(subject=subject, author=bob, body="reply", reply_to=parent)
         assert [k for k, _ in told(alice)] == ["reply"]
-        assert live.client() is None  # marked down: the next events go to tasks without trying
+        assert redislink.client() is None  # marked down: the next events go to tasks without trying
     finally:
-        live.reset()
+        redislink.reset()
 
 
 def test_the_fan_out_of_a_comment_costs_the_same_statements_for_one_follower_or_fifty(no_redis, subject, alice):

@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from bench.disqus_export import write_disqus_export
-from portability import services
+from portability.services import staging
 
 from ..factories import SiteFactory
 from .conftest import assert_consistent, run_import
@@ -21,7 +21,7 @@ BATCH = 25
 
 @pytest.fixture
 def small_batches(monkeypatch):
-    monkeypatch.setattr(services, "COMMENT_BATCH", BATCH)
+    monkeypatch.setattr(staging, "COMMENT_BATCH", BATCH)
 
 
 def _import_counted(tmp_path, comments: int):

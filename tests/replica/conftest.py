@@ -5,7 +5,7 @@ mirror (tests/comments/test_replicas.py)."""
 
 import pytest
 
-from comments import replicas
+from infra import replicas
 from tests import pg_replica
 
 

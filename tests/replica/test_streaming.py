@@ -12,8 +12,9 @@ from django.db import connections, router
 from django.http import HttpResponse
 from rest_framework.test import APIClient
 
-from comments import replicas, services
+from comments import services
 from comments.models import Comment
+from infra import replicas
 from tests import pg_replica
 from tests.comments.test_replicas import reads, signed_in, touching
 from tests.factories import CommentFactory, SubjectFactory, UserFactory

@@ -1,4 +1,4 @@
-"""Where deliveries may go (``comments.outbound``, ``WEBHOOKS_DELIVER_PRIVATE``): attacked with
+"""Where deliveries may go (``infra.outbound``, ``WEBHOOKS_DELIVER_PRIVATE``): attacked with
 endpoints inside the service's network. With private addresses not allowed (the default), an
 endpoint on a loopback address, on a name that resolves to one, or on the cloud's metadata
 address (link-local, refused even when private addresses are allowed) gets nothing: refused

@@ -1,5 +1,5 @@
 """Hold the database's schema, and the hot queries' SQL captured from the test suite, to the
-Citus plan (``comments.citus``, docs/citus.md). Exits non-zero on a violation."""
+Citus plan (``infra.citus``, docs/citus.md). Exits non-zero on a violation."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
-from comments import citus
+from infra import citus
 
 
 class Command(BaseCommand):
@@ -32,7 +32,7 @@ class Command(BaseCommand):
                     if (
                         problems
                         and captured.get("comment_by_id")
-                        and not citus.query_violations(captured["sql"], comment_by_id=True)
+                        and not citus.query_violations(captured["sql"], found_by_id=frozenset({"comment_index"}))
                     ):
                         by_id += 1
                         continue

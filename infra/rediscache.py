@@ -1,5 +1,5 @@
 """The shared cache's connection to Redis: django-redis's, which also reaches a Redis Cluster
-named by a ``+cluster`` URL (``comments.redislink``). Named in ``CACHES`` as the
+named by a ``+cluster`` URL (``infra.redislink``). Named in ``CACHES`` as the
 ``CONNECTION_FACTORY`` option."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ A URL whose scheme ends in ``+cluster`` (``redis+cluster://host:port``, ``rediss
 names a Redis Cluster by any of its nodes: ``connect`` gives redis-py's cluster client, which
 sends each command to the node that holds its keys and follows the cluster as slots move.
 Every key this project writes carries the hash tag of the subject it belongs to where commands
-or scripts use several keys together (``likes/keys.py``, ``comments/pagecache.py``), so they
+or scripts use several keys together (``likes/keys.py``, ``infra/pagecache.py``), so they
 are in one slot; a multi-key read of unrelated keys (the cache's ``get_many``) is split per
 slot. Any other URL is a single Redis server.
 
@@ -17,15 +17,27 @@ Replies come back as Redis sent them (no response callbacks), and an error reply
 its exception, not raised, like ``execute(raise_on_error=False)``. A failure of the connection
 itself (``ConnectionError``, ``TimeoutError``) is raised as redis-py raises it; the connection
 is dropped, never returned to the pool with a reply still unread on it.
+
+The state Redis (``LIKES_REDIS_URL``) holds what must survive a process: the like state and the
+streams that hand work on to the workers (``infra.streams``). ``client()`` gives it, or None when
+there is none or it failed within the last ``LIKES_REDIS_RETRY`` seconds: callers then use the
+database alone, and ``take_recovery`` tells one caller once when it came back.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import redis
+from django.conf import settings
+from django.core.signals import setting_changed
 from redis.cluster import RedisCluster
+
+logger = logging.getLogger("infra.redis")
 
 _CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
@@ -88,3 +100,78 @@ def _one_by_one(r: RedisCluster, commands: Sequence[tuple]) -> list:
         except redis.exceptions.ResponseError as error:
             replies.append(error)
     return replies
+
+
+# --- the state Redis ------------------------------------------------------------------------
+
+# What makes a process use the database alone for a while: Redis not answering, (a cluster)
+# a slot without a reachable master for longer than the client's retries, or Redis refusing
+# writes because it is full (a like-state Redis runs with maxmemory-policy noeviction, since
+# evicting a stream or the flush's bookkeeping would lose likes or miscount them;
+# docs/production.md).
+ERRORS = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ClusterError,
+    redis.exceptions.OutOfMemoryError,
+)
+
+_lock = threading.Lock()
+_client: redis.Redis | RedisCluster | None = None
+_client_url: str | None = None
+_down_until = 0.0
+_recovering = False
+
+
+def client() -> redis.Redis | RedisCluster | None:
+    """The state Redis (a cluster client for a ``redis+cluster://`` URL); None when
+    there is none, or while it is considered down."""
+    global _client, _client_url
+    url = settings.LIKES_REDIS_URL
+    if not url or time.monotonic() < _down_until:
+        return None
+    if _client is None or _client_url != url:
+        with _lock:
+            if _client is None or _client_url != url:
+                timeout = settings.LIKES_REDIS_TIMEOUT
+                _client = connect(
+                    url,
+                    decode_responses=True,
+                    socket_timeout=timeout,
+                    socket_connect_timeout=timeout,
+                    health_check_interval=30,
+                )
+                _client_url = url
+    return _client
+
+
+def mark_down(exc: BaseException) -> None:
+    """Stop using Redis in this process for ``LIKES_REDIS_RETRY`` seconds."""
+    global _down_until, _recovering
+    logger.warning("state Redis unavailable (%s); using the database for %.0f s", exc, settings.LIKES_REDIS_RETRY)
+    _down_until = time.monotonic() + settings.LIKES_REDIS_RETRY
+    _recovering = True
+
+
+def take_recovery() -> bool:
+    """True once after Redis came back from being down in this process: the caller then drops
+    the Redis state of comments written to the database meanwhile."""
+    global _recovering
+    if _recovering:
+        _recovering = False
+        return True
+    return False
+
+
+def _reset(**kwargs) -> None:
+    global _client, _client_url, _down_until, _recovering
+    if kwargs.get("setting") in {"LIKES_REDIS_URL", "LIKES_REDIS_TIMEOUT", None}:
+        _client, _client_url, _down_until, _recovering = None, None, 0.0, False
+
+
+setting_changed.connect(_reset)
+
+
+def reset() -> None:
+    """Forget the client and any outage (tests, after forking)."""
+    _reset(setting=None)

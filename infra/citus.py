@@ -1,118 +1,77 @@
-"""The Citus plan of the schema (docs/citus.md): which table is distributed by subject (or, the
-subjects' keys, by site), which is a reference table copied to every node, which stays local on
-the coordinator.
+"""The Citus plan of the schema (docs/citus.md): which table is distributed (and by which
+column, co-located with which), which is a reference table copied to every node, which stays
+local on the coordinator; and the checks that hold a database and the hot queries to it.
 
-The comment tables are distributed by ``subject_id`` and co-located, so every read or write of
-one subject's comments, likes, reports and review tasks is a router query that one worker
-answers. Their primary and unique keys carry ``subject_id`` as their last column: Citus can
-only enforce a key on a shard when it contains the distribution column, and with the column
-last the key still serves every lookup by comment id alone (ids are unique by generation,
-``comments.ids``), so no index had to be added. A subject is found by its site's key for it
-through ``comment_subject_key``, distributed by ``site_id`` in a co-location group of its own:
-its key ``(site_id, key)`` is unique per site, which no table distributed by subject could
-enforce. Django keeps ``id`` as the model's primary key
-(it cannot point a foreign key at a composite one); the composite keys and the foreign keys
-``(comment_id, subject_id) -> comment_index (id, subject_id)`` exist on PostgreSQL only, made
-by migrations (``postgresql_only``), and the embedded SQLite keeps its single-column keys.
+Each app declares its own tables, as ``citus_tables`` on its AppConfig (a ``Tables``); the plan
+is their union (``plan()``), so this module names no app's table. The core's declaration says
+why the comment tables are distributed by ``subject_id``, co-located, with their keys ending in
+it. Django keeps ``id`` as the model's primary key (it cannot point a foreign key at a composite
+one); the composite keys and foreign keys exist on PostgreSQL only, made by migrations
+(``postgresql_only``), and the embedded SQLite keeps its single-column keys.
 
-Tables are named as strings: the plan covers every app's tables without importing them.
 ``scripts/check-citus-schema`` holds a live database to this plan.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from django.apps import apps
 from django.db import migrations
 
-DISTRIBUTION_COLUMN = "subject_id"
 
-# Distributed tables co-located with ``comment_subject``: table -> its distribution column.
-_BY_SUBJECT = {
-    "comment_subject": "id",
-    "comment_index": DISTRIBUTION_COLUMN,
-    "comment_content": DISTRIBUTION_COLUMN,
-    "likes_like": DISTRIBUTION_COLUMN,
-    "moderation_report": DISTRIBUTION_COLUMN,
-    "moderation_task": DISTRIBUTION_COLUMN,
-    "notifications_subscription": DISTRIBUTION_COLUMN,
-}
-# The subjects' keys, distributed by site: a new page of a site writes one row, which a
-# reference table would write on every node; the lookup by (site_id, key) goes to one shard.
-_BY_SITE = {"comment_subject_key": "site_id"}
+@dataclass(frozen=True)
+class Tables:
+    """One app's tables in the plan. ``distributed``: table -> (its distribution column, its
+    co-location group, named by the group's first table; Citus joins, and points foreign keys,
+    only within a group). ``drawn``: distributed tables whose distribution column is their own
+    bigint identity, which the coordinator draws on an INSERT that does not give it (Citus 11.2
+    and later). ``reference``: small tables, written rarely, a copy on every worker.
+    ``local``: on the coordinator only, joined by no router query. ``known_gaps``: keys the
+    plan knows to break, (table, key) -> why not fixed yet; reported, not failed."""
 
-# Every distributed table -> its distribution column, and -> its co-location group (named by
-# its first table). Citus joins, and points foreign keys, only within a group.
-DISTRIBUTED = {**_BY_SUBJECT, **_BY_SITE}
-COLOCATION = {**dict.fromkeys(_BY_SUBJECT, "comment_subject"), **dict.fromkeys(_BY_SITE, "comment_subject_key")}
+    distributed: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    drawn: frozenset[str] = frozenset()
+    reference: frozenset[str] = frozenset()
+    local: frozenset[str] = frozenset()
+    known_gaps: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
-# Distributed tables whose distribution column is their own bigint identity: an INSERT need not
-# give it, since the coordinator draws it and routes the row (Citus 11.2 and later). A new
-# subject is made so, on the first reader's request for a new page.
-DRAWN_DISTRIBUTION = frozenset({"comment_subject"})
 
-# Reference tables: small, read by the router queries above (joined, or checked on a post),
-# written rarely; a copy on every worker.
-REFERENCE = frozenset(
-    {
-        "comments_site",
-        "comments_site_moderators",
-        "comments_user",
-        "comments_user_groups",
-        "comments_user_user_permissions",
-        "comments_follow",
-        "comments_externalidentity",
-        "comments_apitoken",
-        "moderation_word",
-        "moderation_sanction",
-        "portability_site_privacy",
-        "auth_group",
-        "auth_group_permissions",
-        "auth_permission",
-        "django_content_type",
-    }
-)
+@dataclass(frozen=True)
+class Plan:
+    """Every installed app's ``Tables`` together."""
 
-# Local tables, on the coordinator only: queues, logs and bookkeeping that no router query
-# joins (Citus local tables may point at reference tables). Stale like states are a short list
-# every flush sweeps whole.
-LOCAL = frozenset(
-    {
-        "comments_idworkerlease",
-        "comments_deferredtask",
-        "comments_idempotentrequest",
-        "likes_stalelikestate",
-        "moderation_audit",
-        "notifications_notification",
-        "notifications_preferences",
-        "portability_item",
-        "portability_run",
-        "portability_staged",
-        "webhooks_endpoint",
-        "webhooks_delivery",
-        "accounts_emailaccount",
-        "accounts_emaillink",
-        "accounts_signinhandoff",
-        "accounts_guest",
-        # django-allauth's (sign-in with GitHub, Google and OpenID Connect providers): read only
-        # while a reader signs in, by user or by provider account.
-        "account_emailaddress",
-        "account_emailconfirmation",
-        "socialaccount_socialaccount",
-        "socialaccount_socialapp",
-        "socialaccount_socialtoken",
-        # django-axes' (password guessing): failed logins by username and address, read at a login.
-        "axes_accessattempt",
-        "axes_accessattemptexpiration",
-        "axes_accessfailurelog",
-        "axes_accesslog",
-        "django_admin_log",
-        "django_migrations",
-        "django_session",
-    }
-)
+    distributed: dict[str, str]  # table -> its distribution column
+    colocation: dict[str, str]  # table -> its co-location group
+    drawn: frozenset[str]
+    reference: frozenset[str]
+    local: frozenset[str]
+    known_gaps: dict[tuple[str, str], str]
 
-# Keys the plan knows to break, (table, key) -> why it is not fixed yet; reported, not failed.
-# None today: the last, comment_subject's unique (site_id, key), became comment_subject_key.
-KNOWN_GAPS: dict[tuple[str, str], str] = {}
+    def kind(self, table: str) -> str | None:
+        if table in self.distributed:
+            return "distributed"
+        if table in self.reference:
+            return "reference"
+        if table in self.local:
+            return "local"
+        return None
+
+
+@functools.cache
+def plan() -> Plan:
+    declared = [getattr(config, "citus_tables", None) for config in apps.get_app_configs()]
+    parts = [tables for tables in declared if tables is not None]
+    return Plan(
+        distributed={table: column for p in parts for table, (column, _) in p.distributed.items()},
+        colocation={table: group for p in parts for table, (_, group) in p.distributed.items()},
+        drawn=frozenset().union(*(p.drawn for p in parts)),
+        reference=frozenset().union(*(p.reference for p in parts)),
+        local=frozenset().union(*(p.local for p in parts)),
+        known_gaps={gap: why for p in parts for gap, why in p.known_gaps.items()},
+    )
 
 
 def postgresql_only(sql: str, reverse_sql: str) -> migrations.RunPython:
@@ -165,66 +124,59 @@ _FOREIGN_KEYS_SQL = """
 """
 
 
-def _kind(table: str) -> str | None:
-    if table in DISTRIBUTED:
-        return "distributed"
-    if table in REFERENCE:
-        return "reference"
-    if table in LOCAL:
-        return "local"
-    return None
-
-
 def schema_violations(cursor) -> tuple[list[str], list[str]]:
     """``(violations, known gaps)`` of the PostgreSQL schema ``cursor`` reads, against the plan:
     every table classified; every primary or unique key of a distributed table holds its
     distribution column; a foreign key between distributed tables joins tables of one
     co-location group and pairs their distribution columns; reference tables point only at
     reference tables, and nothing at a local table but a local table."""
+    the = plan()
     violations, gaps = [], []
     cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1")
     tables = [name for (name,) in cursor.fetchall()]
     for table in tables:
-        if _kind(table) is None:
-            violations.append(f"{table}: not in the Citus plan (comments/citus.py): distributed, reference or local?")
-    for table in sorted((set(DISTRIBUTED) | REFERENCE | LOCAL) - set(tables)):
-        violations.append(f"{table}: in the Citus plan (comments/citus.py) but not in the database")
-    for table in sorted(DRAWN_DISTRIBUTION & set(tables)):
+        if the.kind(table) is None:
+            violations.append(
+                f"{table}: not in the Citus plan (an app's citus_tables): distributed, reference or local?"
+            )
+    for table in sorted((set(the.distributed) | the.reference | the.local) - set(tables)):
+        violations.append(f"{table}: in the Citus plan (an app's citus_tables) but not in the database")
+    for table in sorted(the.drawn & set(tables)):
         cursor.execute(
             "SELECT data_type, is_identity FROM information_schema.columns "
             "WHERE table_schema = current_schema() AND table_name = %s AND column_name = %s",
-            [table, DISTRIBUTED[table]],
+            [table, the.distributed[table]],
         )
         if cursor.fetchone() != ("bigint", "YES"):
-            violations.append(f"{table}: {DISTRIBUTED[table]} is not a bigint identity, which Citus would draw")
+            violations.append(f"{table}: {the.distributed[table]} is not a bigint identity, which Citus would draw")
     cursor.execute(_KEYS_SQL)
     for table, key, primary, columns in cursor.fetchall():
-        column = DISTRIBUTED.get(table)
+        column = the.distributed.get(table)
         if column is None or column in columns:
             continue
         what = "primary key" if primary else "unique key"
         message = f"{table}: {what} {key} ({', '.join(columns)}) lacks the distribution column {column}"
-        gap = KNOWN_GAPS.get((table, key))
+        gap = the.known_gaps.get((table, key))
         if gap is None:
             violations.append(message)
         else:
             gaps.append(f"{message}: known, {gap}")
     cursor.execute(_FOREIGN_KEYS_SQL)
     for key, source, target, columns, referenced in cursor.fetchall():
-        kinds = (_kind(source), _kind(target))
+        kinds = (the.kind(source), the.kind(target))
         if None in kinds:
             continue  # reported above
         pairs = dict(zip(columns, referenced, strict=True))
         if kinds == ("distributed", "distributed"):
-            if COLOCATION[source] != COLOCATION[target]:
+            if the.colocation[source] != the.colocation[target]:
                 violations.append(
                     f"{source}: foreign key {key} -> {target} joins tables that are not co-located "
-                    f"({COLOCATION[source]}'s group and {COLOCATION[target]}'s)"
+                    f"({the.colocation[source]}'s group and {the.colocation[target]}'s)"
                 )
-            elif pairs.get(DISTRIBUTED[source]) != DISTRIBUTED[target]:
+            elif pairs.get(the.distributed[source]) != the.distributed[target]:
                 violations.append(
                     f"{source}: foreign key {key} ({', '.join(columns)}) -> {target} ({', '.join(referenced)}) "
-                    f"does not pair {source}.{DISTRIBUTED[source]} with {target}.{DISTRIBUTED[target]}"
+                    f"does not pair {source}.{the.distributed[source]} with {target}.{the.distributed[target]}"
                 )
         elif (
             kinds[1] == "distributed"
@@ -283,18 +235,18 @@ def _pinned_aliases(statement, aliases: dict[str, frozenset[str]]) -> tuple[set[
     return valued, joined, unqualified
 
 
-def query_violations(sql: str, *, comment_by_id: bool = False) -> list[str]:
+def query_violations(sql: str, *, found_by_id: frozenset[str] = frozenset()) -> list[str]:
     """Why ``sql`` (PostgreSQL, ``%s`` placeholders) would not be routed to the shards of the
     subjects it names: distributed tables of more than one co-location group (the subjects'
     keys with the comment tables: no one shard holds both), a distributed table it reads or
     writes with no condition on its distribution column (set to a value, or equated to that of
     a table that is), or an INSERT into one that does not give the column (unless the
-    coordinator draws it, ``DRAWN_DISTRIBUTION``). Empty for a statement that names no
+    coordinator draws it, ``Tables.drawn``). Empty for a statement that names no
     distributed table.
 
-    ``comment_by_id``: a SELECT may find comments by their ids instead (the API names a comment
-    by id alone, so the first read of one asks every shard; what follows must name the
-    subject it found)."""
+    ``found_by_id``: distributed tables a SELECT may find rows of by their ``id`` instead (the
+    API names a comment by id alone, so the first read of one asks every shard; what follows
+    must name the subject it found)."""
     import sqlglot
     from sqlglot import exp
 
@@ -302,7 +254,8 @@ def query_violations(sql: str, *, comment_by_id: bool = False) -> list[str]:
         statement = sqlglot.parse_one(sql, read="postgres")
     except sqlglot.errors.ParseError as error:
         return [f"not understood by the check ({str(error).splitlines()[0]})"]
-    groups = sorted({COLOCATION[t.name] for t in statement.find_all(exp.Table) if t.name in DISTRIBUTED})
+    the = plan()
+    groups = sorted({the.colocation[t.name] for t in statement.find_all(exp.Table) if t.name in the.distributed})
     if not groups:
         return []
     problems, written = [], []
@@ -315,23 +268,21 @@ def query_violations(sql: str, *, comment_by_id: bool = False) -> list[str]:
         table = target.this if isinstance(target, exp.Schema) else target
         written.append(table)
         given = {c.name for c in target.expressions} if isinstance(target, exp.Schema) else set()
-        if table.name in DISTRIBUTED and DISTRIBUTED[table.name] not in given and table.name not in DRAWN_DISTRIBUTION:
-            problems.append(f"INSERT INTO {table.name} does not give {DISTRIBUTED[table.name]}")
+        column = the.distributed.get(table.name)
+        if column is not None and column not in given and table.name not in the.drawn:
+            problems.append(f"INSERT INTO {table.name} does not give {column}")
     read = [
         (t.name, t.alias_or_name)
         for t in statement.find_all(exp.Table)
-        if t.name in DISTRIBUTED and not any(t is w for w in written)
+        if t.name in the.distributed and not any(t is w for w in written)
     ]
-    by_id = comment_by_id and isinstance(statement, exp.Select)
-    placing = {
-        a: frozenset({DISTRIBUTED[t], "id"} if by_id and t == "comment_index" else {DISTRIBUTED[t]}) for t, a in read
-    }
+    by_id = found_by_id if isinstance(statement, exp.Select) else frozenset()
+    placing = {a: frozenset({the.distributed[t], "id"} if t in by_id else {the.distributed[t]}) for t, a in read}
     valued, joined, unqualified = _pinned_aliases(statement, placing)
     for table, alias in read:
-        column = DISTRIBUTED[table]
         if alias in valued or alias in joined or placing[alias] & unqualified:
             continue
-        problems.append(f"{table} (as {alias}) is not filtered by {column}")
+        problems.append(f"{table} (as {alias}) is not filtered by {the.distributed[table]}")
     if read and not valued and not unqualified and not problems:
         problems.append(
             "its distributed tables are joined on their distribution columns, but none is filtered by a value"

@@ -21,13 +21,13 @@ so set-if-absent) and builds; the others serve the entry they found under an old
 they may (anonymous readers) or wait a little for the new one, and build it themselves only if
 it does not come.
 
-**Hot pages.** Each process counts the reads of each entry over a sliding window; an entry read
-at least ``COMMENTS_HOT_PAGE_READS`` times a second is *hot* and is kept in the process's own
-memory for ``COMMENTS_HOT_PAGE_SECONDS``, so the first page of a hot subject costs no round trip
-at all. Other processes' hot copies are not told of a write and live out their second; this
-process's copies of a subject go at once. A hot copy of a page is gzip-compressed once, the
-first time a reader who accepts gzip asks for it, and every such reader gets those bytes: a
-first page of 51 KB of JSON travels as 5.5.
+**Hot pages** (``infra.hotpages``). Each process counts the reads of each entry over a sliding
+window; an entry read at least ``COMMENTS_HOT_PAGE_READS`` times a second is *hot* and is kept in
+the process's own memory for ``COMMENTS_HOT_PAGE_SECONDS``, so the first page of a hot subject costs
+no round trip at all. Other processes' hot copies are not told of a write and live out their second;
+this process's copies of a subject go at once. A hot copy of a page is gzip-compressed once, the
+first time a reader who accepts gzip asks for it, and every such reader gets those bytes: a first
+page of 51 KB of JSON travels as 5.5.
 
 **Preloading.** A reader who follows a cursor is walking a list: when such a reader is served a
 page that this process built, the pages after it are built ahead by a background thread of the
@@ -45,13 +45,23 @@ nothing fails.
 A database that does not answer while a page is rebuilt leaves the reader the page's previous
 version, when the cache still has one, marked ``stale``.
 
+**Fast paths and their switches** (docs/fast-paths.md; each read at call time, each with a
+differential test in tests/fastpaths/ that runs the same reads with it on and off):
+
+- the shared cache of pages, ``COMMENTS_PAGE_CACHE_TTL`` (0: off, and the three below with it):
+  a page never holds rows older than its version token;
+- hot copies, ``COMMENTS_HOT_PAGE_SECONDS`` (0: off): this process's copies of a subject go at
+  its write; another process's live out their seconds;
+- the gzip of a hot copy, ``COMMENTS_HOT_PAGE_GZIP`` (off: hot copies travel plain);
+- pages built ahead, ``COMMENTS_PAGE_PRELOAD`` (off: each page built when asked for): a page
+  built before a write is never served after it.
+
 The page cache's key builders are here and only here. Every key of a subject carries the hash tag
 ``{s<subject id>}``, so a page and its version are read in one ``get_many`` on Redis Cluster too.
 """
 
 from __future__ import annotations
 
-import gzip as gzip_module
 import hashlib
 import logging
 import os
@@ -69,7 +79,8 @@ from django.core.cache import cache
 from django.db import close_old_connections, connections
 
 from . import cachestats, replicas, sharedcache
-from .exceptions import DATABASE_UNAVAILABLE
+from .errors import DATABASE_UNAVAILABLE
+from .hotpages import hot
 from .redislink import round_trip
 
 logger = logging.getLogger("comments.cache")
@@ -77,9 +88,6 @@ logger = logging.getLogger("comments.cache")
 # What names the page after a page's entry, and builds it: ``(variant, build)``, or None.
 Follow: TypeAlias = Callable[[Any], "tuple[str, Callable[[], object]] | None"]
 
-# A hot copy is compressed at most once per COMMENTS_HOT_PAGE_SECONDS: the default level's
-# smaller output is worth its time.
-GZIP_LEVEL = 6
 # How long a rebuild flag holds: longer than a page takes to build, short enough that a builder
 # that died is soon replaced.
 FLIGHT_SECONDS = 5
@@ -490,101 +498,3 @@ def keep_request_copy(subject_id: int, query_string: str, entry) -> None:
 
 def _request_key(subject_id: int, query_string: str) -> str:
     return f"request:{subject_id}?{query_string}"
-
-
-class HotPages:
-    """Entries read often in this process, kept in its memory for a short while.
-
-    Reads are counted per entry in one-second buckets (this second's and the last one's,
-    weighted by how much of the last one the window still covers); only the ``capacity`` most
-    recently hot entries are kept, so a crawler walking every page fills nothing."""
-
-    def __init__(self, capacity: int = 256, tracked: int = 4096):
-        self.capacity = capacity
-        self.tracked = tracked
-        self._lock = threading.Lock()
-        # key: (expires, subject id, entry, the entry gzip-compressed or None)
-        self._copies: OrderedDict[str, tuple[float, int, Any, bytes | None]] = OrderedDict()
-        self._second = 0
-        self._now: dict[str, int] = {}
-        self._before: dict[str, int] = {}
-
-    def _rate(self, key: str, now: float) -> float:
-        """Reads of ``key`` in the second up to ``now``."""
-        second = int(now)
-        if second != self._second:
-            self._before = self._now if second == self._second + 1 else {}
-            self._now = {}
-            self._second = second
-        return self._now.get(key, 0) + self._before.get(key, 0) * (1.0 - (now - second))
-
-    def _count(self, key: str, now: float) -> float:
-        """Count a read of ``key``; its reads in the second up to ``now``."""
-        rate = self._rate(key, now)
-        if len(self._now) < self.tracked or key in self._now:
-            self._now[key] = self._now.get(key, 0) + 1
-            rate += 1
-        return rate
-
-    def get(self, key: str, *, gzip: bool | None = None):
-        """The copy of ``key``, or None. ``gzip`` (for copies of bytes): answer ``(body,
-        compressed)``, the body gzip-compressed when ``gzip`` is true; the copy is compressed
-        once, by the first reader who asks."""
-        if settings.COMMENTS_HOT_PAGE_SECONDS <= 0:
-            return None
-        now = time.monotonic()
-        with self._lock:
-            self._count(key, now)
-            held = self._copies.get(key)
-            if held is None:
-                return None
-            if held[0] <= now:
-                del self._copies[key]
-                return None
-        if gzip is None:
-            return held[2]
-        if not gzip:
-            return held[2], False
-        if held[3] is None:
-            # Outside the lock: two readers may both compress a new copy; one result stays.
-            compressed = gzip_module.compress(held[2], compresslevel=GZIP_LEVEL, mtime=0)
-            with self._lock:
-                if self._copies.get(key) is held:
-                    self._copies[key] = held = (*held[:3], compressed)
-                else:
-                    return compressed, True
-        return held[3], True
-
-    def offer(self, subject_id: int, key: str, entry, *, counted: bool) -> None:
-        """A read of ``key`` that went to the shared cache or the database (``counted`` when
-        ``get`` already counted it): keep ``entry`` here if the key is hot."""
-        seconds = settings.COMMENTS_HOT_PAGE_SECONDS
-        if seconds <= 0:
-            return
-        now = time.monotonic()
-        with self._lock:
-            reads = self._rate(key, now) if counted else self._count(key, now)
-            if reads < settings.COMMENTS_HOT_PAGE_READS:
-                return
-            self._copies[key] = (now + seconds, subject_id, entry, None)
-            self._copies.move_to_end(key)
-            while len(self._copies) > self.capacity:
-                self._copies.popitem(last=False)
-
-    def forget_subjects(self, subject_ids) -> None:
-        subject_ids = set(subject_ids)
-        with self._lock:
-            for key in [k for k, held in self._copies.items() if held[1] in subject_ids]:
-                del self._copies[key]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._copies.clear()
-            self._now, self._before = {}, {}
-
-    def hot_keys(self) -> list[str]:
-        with self._lock:
-            return list(self._copies)
-
-
-hot = HotPages()

@@ -52,9 +52,9 @@ from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connections
 
 from . import sharedcache
-from .exceptions import DATABASE_UNAVAILABLE
+from .errors import DATABASE_UNAVAILABLE
 
-logger = logging.getLogger("comments.replicas")
+logger = logging.getLogger("infra.replicas")
 
 PRIMARY = DEFAULT_DB_ALIAS
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

@@ -1,4 +1,4 @@
-"""``comments.redislink.round_trip`` (the like's and the rate limiter's one round trip) against
+"""``infra.redislink.round_trip`` (the like's and the rate limiter's one round trip) against
 the suite's real Redis: replies in order, error replies handed back, a connection that timed out
 dropped rather than returned to the pool with a reply unread, and the like script found again after
 Redis forgot it."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from comments.redislink import connect, round_trip
+from infra.redislink import connect, round_trip
 from likes import live
 from likes.services import like_set
 

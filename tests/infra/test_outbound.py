@@ -1,4 +1,4 @@
-"""Requests to addresses others chose (``comments.outbound``, behind users' pictures and sites'
+"""Requests to addresses others chose (``infra.outbound``, behind users' pictures and sites'
 webhooks): which addresses are refused, with private ones allowed or not; a host resolved once,
 its every address checked, and the connection made to the checked address however the name
 resolves by then (DNS rebinding), with a real server on loopback."""
@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from comments import outbound
+from infra import outbound
 
 INSIDE = [
     "127.0.0.1",

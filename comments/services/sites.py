@@ -1,0 +1,152 @@
+"""Sites and subjects: their settings, and subjects made once per key."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+
+from .. import hooks
+from ..exceptions import InvalidInput, PermissionDenied
+from ..models import (
+    Mode,
+    Site,
+    Subject,
+    SubjectKey,
+    SubjectState,
+    User,
+)
+from ..queries import (
+    check_acts_on_site,
+    is_site_moderator,
+    subject_id_by_key,
+    subject_ids_by_key,
+)
+from .storage import pages_change
+
+# --- sites ---------------------------------------------------------------------------------
+
+
+def site_set_allowed_origins(*, site: Site, origins: list[str]) -> Site:
+    """The origins that may frame the site's widget and read its counts. Saved as a model
+    save, so every process's cached copy of the site goes (``pagecache.site_changed``)."""
+    site.allowed_origins = [origin.rstrip("/") for origin in origins]
+    site.save(update_fields=["allowed_origins"])
+    return site
+
+
+def site_signin_update(
+    *,
+    site: Site,
+    actor: User,
+    sso: bool | None = None,
+    email: bool | None = None,
+    guests: bool | None = None,
+    oidc: list[str] | None = None,
+    link_email: bool | None = None,
+    guest_moderation: str | None = None,
+) -> Site:
+    """Change how readers may sign in to the site (API.md, "Sign-in methods"); its moderators
+    only. ``oidc`` names providers the service is configured with (ACCOUNTS_OIDC_PROVIDERS);
+    ``guest_moderation`` (``pre`` or ``post``) is how guests' comments are moderated.
+    Saved as a model save, so cached copies of the site (and its embed pages) go."""
+    if not is_site_moderator(actor, site):
+        raise PermissionDenied("Only moderators of this site may change how readers sign in.")
+    changes: dict[str, object] = {
+        "signin_sso": sso,
+        "signin_email": email,
+        "signin_guests": guests,
+        "signin_link_email": link_email,
+        "guest_moderation": guest_moderation,
+    }
+    if oidc is not None:
+        unknown = sorted(set(oidc) - set(settings.ACCOUNTS_OIDC_PROVIDERS))
+        if unknown:
+            raise InvalidInput(fields={"oidc": [f"Not a provider of this service: {', '.join(unknown)}."]})
+        changes["signin_oidc"] = list(dict.fromkeys(oidc))
+    changed = [name for name, value in changes.items() if value is not None and getattr(site, name) != value]
+    for name in changed:
+        setattr(site, name, changes[name])
+    if changed:
+        site.save(update_fields=changed)
+    return site
+
+
+# --- subjects ------------------------------------------------------------------------------
+
+
+def subject_get_or_create(
+    *, site: Site, key: str, title: str = "", url: str = "", creator: User | None = None
+) -> tuple[Subject, bool]:
+    """The subject ``site`` calls ``key``, made when it has none (``True``: made now). Found by
+    its key's row, then by id: two probes that Citus routes to one shard each. ``creator``: the
+    signed-in user who asks, whose sign-in must be good on the site."""
+    if creator is not None:
+        check_acts_on_site(creator, site)
+    subject_id = subject_id_by_key(site, key)
+    if subject_id is None:
+        subject = Subject(site=site, key=key, title=title, url=url, mode=site.default_mode)
+        subject_id = subjects_create(site, [subject])[key]
+        if subject_id == subject.pk:
+            return subject, True
+    subject = Subject.objects.get(pk=subject_id)
+    subject.site = site
+    return subject, False
+
+
+def subjects_create(site: Site, subjects: list[Subject]) -> dict[str, int]:
+    """Make ``site``'s new ``subjects`` (unsaved) with their keys' rows, in one transaction,
+    and return the id of the subject of each of their keys: the new subject's, or that of the
+    subject made for the key first (by another request meanwhile, or earlier in the list),
+    whose key's row wins; a new subject that lost is removed. The only way subjects are made:
+    a subject always has its key's row.
+
+    The rows' unique key decides between two first readers of a new page at once: the second
+    insert of the key waits for the first transaction and then skips the row (``ON CONFLICT
+    DO NOTHING``), and the key's row read after it is the winner's."""
+    if not subjects:
+        return {}
+    with transaction.atomic():
+        Subject.objects.bulk_create(subjects, batch_size=_SUBJECTS_BATCH)
+        SubjectKey.objects.bulk_create(
+            [SubjectKey(site=site, key=s.key, subject_id=s.pk) for s in subjects],
+            ignore_conflicts=True,
+            batch_size=_SUBJECTS_BATCH,
+        )
+        keys = list({s.key: None for s in subjects})
+        winners: dict[str, int] = {}
+        for start in range(0, len(keys), _SUBJECTS_BATCH):
+            winners.update(subject_ids_by_key(site, keys[start : start + _SUBJECTS_BATCH]))
+        losers = [s.pk for s in subjects if winners[s.key] != s.pk]
+        if losers:
+            Subject.objects.filter(pk__in=losers).delete()
+    return winners
+
+
+# Rows (and parameters of a lookup) per statement: below SQLite's limit on parameters.
+_SUBJECTS_BATCH = 500
+
+
+def subject_update(
+    *, subject: Subject, actor: User, mode: str | None = None, state: str | None = None, title: str | None = None
+) -> Subject:
+    """Change a subject's display mode, state or title; site moderators only. A mode is a view
+    over the same paths, so switching it moves no row."""
+    if not is_site_moderator(actor, subject.site):
+        raise PermissionDenied("Only moderators of this site may change the subject.")
+    changes: dict[str, object] = {}
+    if mode is not None:
+        changes["mode"] = Mode(mode)
+    if state is not None:
+        changes["state"] = SubjectState(state)
+    if title is not None:
+        changes["title"] = title
+    if changes:
+        Subject.objects.filter(pk=subject.pk).update(**changes)
+        for name, value in changes.items():
+            setattr(subject, name, value)
+        pages_change(subject.pk)
+    if state is not None:
+        transaction.on_commit(
+            lambda: hooks.subject_state_changed.send(sender=Subject, subject_id=subject.pk, state=subject.state)
+        )
+    return subject
