@@ -157,9 +157,12 @@ def test_an_edit_is_checked_again(mod_client, client_for, site, subject):
     assert ReviewTask.objects.filter(comment_id=comment.pk, state="open").exists()
 
 
-def test_a_word_of_one_site_does_not_apply_to_another(mod_client, writer, site):
-    add_word(mod_client, site, "scam", "block")
+def test_a_word_of_one_site_does_not_apply_to_another(mod_client, writer, site, subject):
+    assert add_word(mod_client, site, "scam", "block").status_code == 201
     elsewhere = SubjectFactory(site=SiteFactory())
+    # The control: the same word, writer and body on a subject of the word's own site are blocked
+    # (the 201 below is the other site's, not a list that never took or is never checked).
+    assert_error(post(writer, subject, "a scam"), 400, "content_blocked")
     assert post(writer, elsewhere, "a scam").status_code == 201
 
 
