@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from comments.models import Status
 
-from . import (
+from .records import (
     HTML,
     MAX_BODY,
     Author,

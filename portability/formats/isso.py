@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from comments.models import Status
 
-from . import (
+from .records import (
     MARKDOWN,
     MAX_BODY,
     Comment,

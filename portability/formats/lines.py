@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import orjson
 
-from . import FormatError, open_binary
+from .records import FormatError, open_binary
 
 # A line longer than this is reported and skipped without being held whole: no record of a
 # comment comes near it (bodies are capped far below).

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 
 from comments.models import Mode, Status, SubjectState, Visibility
 
-from . import (
+from .lines import json_lines, line_problem
+from .records import (
     MARKDOWN,
     MAX_BODY,
     Author,
@@ -26,7 +27,6 @@ from . import (
     http_url,
     parse_time,
 )
-from .lines import json_lines, line_problem
 
 FORMAT_NAME = "comments-jsonl"
 VERSION = 1

@@ -16,7 +16,8 @@ from collections.abc import Iterator
 
 from comments.models import Status
 
-from . import (
+from .lines import json_lines, line_problem
+from .records import (
     HTML,
     MARKDOWN,
     MAX_BODY,
@@ -35,7 +36,6 @@ from . import (
     subject_keys,
     url_keys,
 )
-from .lines import json_lines, line_problem
 
 SEEN_THREADS = 10_000  # pages remembered to avoid a thread record per comment (a bounded set)
 

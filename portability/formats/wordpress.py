@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from comments.models import Status
 
-from . import (
+from .records import (
     HTML_LINES,
     MAX_BODY,
     Author,

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 
 from lxml import etree
 
-from . import FormatError, open_binary
+from .records import FormatError, open_binary
 
 _HEAD = 64 * 1024
 _ROOT = re.compile(rb"<\s*(?:[A-Za-z_][\w.\-]*:)?([A-Za-z_][\w.\-]*)")
