@@ -27,6 +27,7 @@ from likes.models import Like, StaleLikeState
 from likes.services import LikeAction, like_actions_apply, like_set, likes_flush
 
 from ..api.conftest import API
+from ..clocks import shifted_clock
 from ..factories import CommentFactory, SubjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -459,7 +460,8 @@ def private_redis(settings, tmp_path):
             time.sleep(0.05)
     settings.LIKES_REDIS_URL = f"redis://127.0.0.1:{port}/0"
     settings.LIKES_REDIS_TIMEOUT = 0.2
-    settings.LIKES_REDIS_RETRY = 0.5
+    # Longer than a test takes: a test that waits it out moves the clock (tests/clocks.py).
+    settings.LIKES_REDIS_RETRY = 60.0
     redislink.reset()
     yield process
     if process.poll() is None:
@@ -469,7 +471,7 @@ def private_redis(settings, tmp_path):
     redislink.reset()
 
 
-def test_likes_go_to_the_database_while_redis_is_unreachable_and_stay_exact_after(private_redis, settings):
+def test_likes_go_to_the_database_while_redis_is_unreachable_and_stay_exact_after(private_redis, settings, monkeypatch):
     subject = SubjectFactory(mode="flat")
     comment = CommentFactory(subject=subject)
     a, b, c, d = (UserFactory() for _ in range(4))
@@ -488,7 +490,8 @@ def test_likes_go_to_the_database_while_redis_is_unreachable_and_stay_exact_afte
         assert (page[0]["like_count"], page[0]["liked"]) == (2, True)
     finally:
         os.kill(private_redis.pid, signal.SIGCONT)
-    time.sleep(settings.LIKES_REDIS_RETRY + 0.1)
+    # The process leaves Redis alone for LIKES_REDIS_RETRY seconds after the failure: moved past.
+    shifted_clock(monkeypatch, redislink).advance(settings.LIKES_REDIS_RETRY + 1)
 
     # Redis is back with its old state ({a, b}); the first use drops it, the rows answer.
     page = bearer(a).get(f"{API}/subjects/{subject.id}/comments").json()["items"]
@@ -500,7 +503,7 @@ def test_likes_go_to_the_database_while_redis_is_unreachable_and_stay_exact_afte
     assert live_count(comment) == 3
 
 
-def test_likes_go_to_the_database_while_redis_is_full_and_stay_exact_after(private_redis, settings):
+def test_likes_go_to_the_database_while_redis_is_full_and_stay_exact_after(private_redis, settings, monkeypatch):
     """A like-state Redis runs with noeviction: once full, it refuses writes (OOM) and likes
     are written to the database instead of failing."""
     comment = CommentFactory(subject=SubjectFactory())
@@ -516,13 +519,16 @@ def test_likes_go_to_the_database_while_redis_is_full_and_stay_exact_after(priva
     assert StaleLikeState.objects.filter(comment_id=comment.pk).exists()
 
     r.config_set("maxmemory", 0)
-    time.sleep(settings.LIKES_REDIS_RETRY + 0.1)
+    # The process leaves Redis alone for LIKES_REDIS_RETRY seconds after the failure: moved past.
+    shifted_clock(monkeypatch, redislink).advance(settings.LIKES_REDIS_RETRY + 1)
     assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True) == (3, True)
     likes_flush()
     assert stored(comment)[0] == 3
 
 
-def test_a_comment_deleted_while_redis_is_unreachable_cannot_be_liked_once_redis_is_back(private_redis, settings):
+def test_a_comment_deleted_while_redis_is_unreachable_cannot_be_liked_once_redis_is_back(
+    private_redis, settings, monkeypatch
+):
     comment = CommentFactory(subject=SubjectFactory())
     assert like_set(comment_id=comment.pk, user=UserFactory(), liked=True) == (1, True)  # state loaded, open
 
@@ -532,7 +538,8 @@ def test_a_comment_deleted_while_redis_is_unreachable_cannot_be_liked_once_redis
         assert StaleLikeState.objects.filter(comment_id=comment.pk).exists()
     finally:
         os.kill(private_redis.pid, signal.SIGCONT)
-    time.sleep(settings.LIKES_REDIS_RETRY + 0.1)
+    # The process leaves Redis alone for LIKES_REDIS_RETRY seconds after the failure: moved past.
+    shifted_clock(monkeypatch, redislink).advance(settings.LIKES_REDIS_RETRY + 1)
 
     with pytest.raises(NotFound):
         like_set(comment_id=comment.pk, user=UserFactory(), liked=True)
