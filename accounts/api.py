@@ -71,7 +71,7 @@ class EmailLinkView(ApiView):
         data = validated(EmailLinkIn, request.data)
         verifier = secrets.token_urlsafe(32)
         link = services.email_link_request(
-            site=queries.site_by_key(data["site"]),
+            site=queries.site_by_key(site_key=data["site"]),
             email=data["email"],
             name=data["name"],
             lang=data["lang"],

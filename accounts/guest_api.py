@@ -56,7 +56,7 @@ class GuestFormView(ApiView):
         to send with the comment, not before ``not_before`` (a person takes that long to
         write) nor after ``expires_at``; good once. 403 ``guests_not_allowed`` when the site
         takes no comments from guests."""
-        site = queries.site_by_key(query_params(request, GuestFormParams)["site"])
+        site = queries.site_by_key(site_key=query_params(request, GuestFormParams)["site"])
         form = guests.form_token_issue(site=site)
         response = Response({"token": form.token, "not_before": form.not_before, "expires_at": form.expires_at})
         response["Cache-Control"] = "no-store"
@@ -79,7 +79,7 @@ class GuestCommentView(ApiView):
         ``form_token_invalid``, ``form_token_expired``, ``form_token_used``, ``too_fast``
         (with ``Retry-After``); 429 ``rate_limited``; then the checks of every comment."""
         data = validated(GuestCommentIn, request.data)
-        site = queries.site_by_key(data["site"])
+        site = queries.site_by_key(site_key=data["site"])
         token = request.auth if request.user.is_authenticated else None
         posted = guests.guest_comment_post(
             site=site,
@@ -99,7 +99,9 @@ class GuestCommentView(ApiView):
         author = posted.comment.author
         return Response(
             {
-                "comment": queries.present_new_comment(posted.comment, queries.viewer_for(author, site)),
+                "comment": queries.present_new_comment(
+                    comment=posted.comment, viewer=queries.viewer_for(user=author, site=site)
+                ),
                 "token": posted.token,
                 "expires_at": posted.token_row.expires_at,
                 "user": queries.present_user(author),

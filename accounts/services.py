@@ -6,7 +6,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -121,7 +121,7 @@ def email_link_redeem(*, secret: str, asker_secret: str) -> tuple[str, ApiToken,
     return raw, token, link
 
 
-def email_account_user(*, email: str, name: str, verified_at, join: bool = False) -> User:
+def email_account_user(*, email: str, name: str, verified_at: datetime, join: bool = False) -> User:
     """The user who signs in with the verified address ``email``, made on its first sign-in
     (named ``name``), or with ``join`` (the site's ``signin_link_email``) the user a provider
     vouched for the address for, if any; an account closed since is refused. Call in a

@@ -129,7 +129,7 @@ def start(request: HttpRequest) -> HttpResponse:
     """The window's first page: the ways the site offers to sign in."""
     lang = reader_language(request, request.GET.get("lang"))
     try:
-        site = queries.site_by_key(request.GET.get("site", "")[:64])
+        site = queries.site_by_key(site_key=request.GET.get("site", "")[:64])
     except CommentsError as exc:
         return _error(request, exc, lang=lang)
     except DATABASE_UNAVAILABLE:
@@ -156,7 +156,7 @@ def email(request: HttpRequest) -> HttpResponse:
     form = EmailForm(request.POST)
     lang = reader_language(request, request.POST.get("lang"))
     try:
-        site = queries.site_by_key(request.POST.get("site", "")[:64])
+        site = queries.site_by_key(site_key=request.POST.get("site", "")[:64])
         if not form.is_valid():
             return _start(request, form, site, lang=lang, status=400)
         browser_secret = secrets.token_urlsafe(32)

@@ -102,10 +102,10 @@ def main(argv=None) -> None:
         site = Site.objects.get(key=key)
         cache.clear()
         reads = {
-            "recent, first page": lambda: queries.recent_comments(site, limit=20, cursor=None),  # noqa: B023 - called before the loop moves on
-            "top (30 days), first page": lambda: queries.top_comments(site, days=30, limit=20, cursor=None),  # noqa: B023 - called before the loop moves on
-            "top, first page kept": lambda: queries.top_comments_json(site, days=30, limit=20, cursor=None),  # noqa: B023 - called before the loop moves on
-            "site feed (50)": lambda: queries.site_feed(key),  # noqa: B023 - called before the loop moves on
+            "recent, first page": lambda: queries.recent_comments(site=site, limit=20, cursor=None),  # noqa: B023 - called before the loop moves on
+            "top (30 days), first page": lambda: queries.top_comments(site=site, days=30, limit=20, cursor=None),  # noqa: B023 - called before the loop moves on
+            "top, first page kept": lambda: queries.top_comments_json(site=site, days=30, limit=20, cursor=None),  # noqa: B023 - called before the loop moves on
+            "site feed (50)": lambda: queries.site_feed(site_key=key),  # noqa: B023 - called before the loop moves on
         }
         print(key, "  ".join(f"{name}: {median_ms(read):.1f} ms" for name, read in reads.items()))
 

@@ -969,7 +969,7 @@ class LikesBench:
             "20 likers, oldest first (anonymous reader)",
         )
         member, score = self.admin.zrange(key, self.cold["members"] // 2, self.cold["members"] // 2, withscores=True)[0]  # type: ignore[str-unpack]  # (member, score)
-        cursor = encode_cursor(f"likers:{big.pk}", {"t": int(score) * 1000, "u": int(member)})
+        cursor = encode_cursor(scope=f"likers:{big.pk}", position={"t": int(score) * 1000, "u": int(member)})
         self.measure_get(
             f"likers, page after the {self.cold['members'] // 2:,}th",
             f"GET {likers_path.replace(str(big.pk), '{id}')}?cursor=…",

@@ -137,8 +137,8 @@ def main() -> None:
         mock.patch.object(comment_service, "comments_store", store_nothing),
         mock.patch.object(hooks.comment_posted, "send", lambda *a, **k: []),
     )
-    known = queries.subject_for_viewer(subject.pk, poster)
-    subject_known = mock.patch.object(queries, "subject_for_viewer", lambda subject_id, user: known)
+    known = queries.subject_for_viewer(subject_id=subject.pk, user=poster)
+    subject_known = mock.patch.object(queries, "subject_for_viewer", lambda *, subject_id, user: known)
     figures = {}
     try:
         for name, path in (("floor", AUTH_EMPTY_PATH), ("post", post_path)):

@@ -112,7 +112,7 @@ class SubjectAdminForm(forms.ModelForm):
     def clean(self):
         cleaned = super().clean() or {}
         site, key = cleaned.get("site"), cleaned.get("key")
-        if self.instance._state.adding and site is not None and key and queries.subject_id_by_key(site, key):
+        if self.instance._state.adding and site is not None and key and queries.subject_id_by_key(site=site, key=key):
             raise forms.ValidationError("This site already has a subject with this key.")
         return cleaned
 

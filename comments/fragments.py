@@ -94,19 +94,19 @@ def fragment_comments(request, *, user, lang):
     params = query_params(request, ListFragmentParams)
     # As the embed page: the site and the subject's id from the shared cache, then the subject
     # with the reader's role there in one query.
-    site, subject_id = queries.embed_target(params["site"], params["key"])
+    site, subject_id = queries.embed_target(site_key=params["site"], key=params["key"])
     subject = viewer = None
     if subject_id is not None:
         with contextlib.suppress(NotFound):  # removed since its id was cached: no comments
-            subject, viewer = queries.subject_for_viewer(subject_id, user)
+            subject, viewer = queries.subject_for_viewer(subject_id=subject_id, user=user)
     mode = params.get("mode") or (subject.mode if subject else site.default_mode)
     sort = params.get("sort") or ("hot" if mode == Mode.TWO_LEVEL else "old")
     query = {**_fragment_query(request, lang), "site": site.key, "key": params["key"], "mode": mode, "sort": sort}
     items, next_cursor, count = [], None, 0
     if subject is not None and viewer is not None:
         page = queries.list_comments(
-            subject,
-            viewer,
+            subject=subject,
+            viewer=viewer,
             mode=mode,
             sort=sort,
             limit=params["limit"],
@@ -136,8 +136,10 @@ def fragment_comments(request, *, user, lang):
 def fragment_replies(request, comment_id: int, *, user, lang):
     """Every reply in a top-level comment's thread (two-level mode's list 2), oldest first."""
     params = query_params(request, RepliesFragmentParams)
-    root, viewer = queries.comment_for_viewer(comment_id, user)
-    page = queries.list_replies(root, viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor"))
+    root, viewer = queries.comment_for_viewer(comment_id=comment_id, user=user)
+    page = queries.list_replies(
+        root=root, viewer=viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor")
+    )
     query = {**_fragment_query(request, lang), "sort": params["sort"]}
     context = {
         "items": decorate(
@@ -165,8 +167,8 @@ def fragment_replies(request, comment_id: int, *, user, lang):
 @_fragment_view
 def fragment_chain(request, comment_id: int, *, user, lang):
     """The floors a stacked comment answers, top-level first (unfolding a long chain)."""
-    comment, viewer = queries.comment_for_viewer(comment_id, user)
-    chain = queries.comment_chain(comment, viewer)[:-1]
+    comment, viewer = queries.comment_for_viewer(comment_id=comment_id, user=user)
+    chain = queries.comment_chain(comment=comment, viewer=viewer)[:-1]
     context = {
         "chain": decorate(chain, user, Mode.STACKED, timezone.now(), read_only=read_only(comment.subject, viewer)),
         "query": urlencode(_fragment_query(request, lang)),
@@ -180,7 +182,7 @@ def fragment_comment(request, comment_id: int, *, user, lang):
     chain."""
     params = query_params(request, FragmentParams)
     try:
-        comment, viewer = queries.comment_for_viewer(comment_id, user, subject_id=params.get("subject"))
+        comment, viewer = queries.comment_for_viewer(comment_id=comment_id, user=user, subject_id=params.get("subject"))
     except NotFound:
         if request.GET.get("missing") != "empty":
             raise
@@ -188,10 +190,10 @@ def fragment_comment(request, comment_id: int, *, user, lang):
         return respond("", site=None, lang=lang)
     mode = params.get("mode") or comment.subject.mode
     if mode == Mode.STACKED and comment.depth > 0:
-        chain = queries.comment_chain(comment, viewer)
+        chain = queries.comment_chain(comment=comment, viewer=viewer)
         item = {**chain[-1], "chain": chain[:-1]}
     else:
-        item = queries.present_comments([comment], viewer)[comment.pk]
+        item = queries.present_comments(rows=[comment], viewer=viewer)[comment.pk]
         if mode == Mode.TWO_LEVEL and comment.depth == 0:
             item["replies"] = []
     context = {

@@ -209,7 +209,7 @@ def decorate(
     floors = {c["id"]: c["floor"] for c in shown if c["root_id"] is None} | (root_floors or {})
     missing = {c["root_id"] for c in shown if c["root_id"] is not None} - floors.keys()
     if missing:
-        floors |= queries.comment_floors(missing)
+        floors |= queries.comment_floors(comment_ids=missing)
 
     for c in shown:
         c["placeholder"] = c["author"] is None and c["status"] in GONE_STATUSES
@@ -265,7 +265,7 @@ def embed(request: HttpRequest) -> HttpResponse:
     site = None
     try:
         params = query_params(request, EmbedParams)
-        site, subject_id = queries.embed_target(params["site"], params["key"])
+        site, subject_id = queries.embed_target(site_key=params["site"], key=params["key"])
         stale = False
         if subject_id is None:
             html = _embed_html(request, site, None, params, lang=lang, theme=theme)
@@ -289,7 +289,12 @@ def embed(request: HttpRequest) -> HttpResponse:
                 subject_id,
                 variant,
                 lambda: _embed_html(
-                    request, site, queries.subject_for_viewer(subject_id, None)[0], params, lang=lang, theme=theme
+                    request,
+                    site,
+                    queries.subject_for_viewer(subject_id=subject_id, user=None)[0],
+                    params,
+                    lang=lang,
+                    theme=theme,
                 ),
                 stale_ok=True,
             )
@@ -312,13 +317,19 @@ def embed(request: HttpRequest) -> HttpResponse:
 
 def _embed_html(request, site: Site, subject, params: dict, *, lang: str, theme: str) -> str:
     """The embed page of ``subject`` (None: a discussion nobody has started), minified."""
-    viewer = queries.viewer_for(None, site)
+    viewer = queries.viewer_for(user=None, site=site)
     mode = params.get("mode") or (subject.mode if subject else site.default_mode)
     sort = params.get("sort") or ("hot" if mode == Mode.TWO_LEVEL else "old")
     page = None
     if subject is not None:
         page = queries.list_comments(
-            subject, viewer, mode=mode, sort=sort, limit=PAGE_SIZE, cursor=params.get("cursor"), replies=REPLY_PREVIEWS
+            subject=subject,
+            viewer=viewer,
+            mode=mode,
+            sort=sort,
+            limit=PAGE_SIZE,
+            cursor=params.get("cursor"),
+            replies=REPLY_PREVIEWS,
         )
     elif sort == "hot" and mode != Mode.TWO_LEVEL:
         raise serializers.ValidationError({"sort": ["hot is not allowed in this mode."]})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.db import transaction
 
 from comments import services
@@ -9,7 +11,7 @@ from comments.models import Site, Subject
 
 
 @transaction.atomic
-def demo_host_moved(*, site: Site, origins: list[str], article_path) -> None:
+def demo_host_moved(*, site: Site, origins: list[str], article_path: Callable[[str], str]) -> None:
     """The demo host page now answers on ``origins`` (the first is its address): the site allows
     them to frame the widget, and each subject's URL is its article there (``article_path`` of
     its key), so links from the service (feeds, notifications) lead to a page that exists."""

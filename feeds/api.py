@@ -63,8 +63,10 @@ class RecentCommentsView(ApiView):
     def get(self, request, site_key: str):
         """The site's published public comments in open subjects, newest first."""
         params = query_params(request, PageParams)
-        site = site_by_key(site_key)
-        return _answer(request, site, queries.recent_comments(site, limit=params["limit"], cursor=params.get("cursor")))
+        site = site_by_key(site_key=site_key)
+        return _answer(
+            request, site, queries.recent_comments(site=site, limit=params["limit"], cursor=params.get("cursor"))
+        )
 
 
 class TopCommentsView(ApiView):
@@ -80,6 +82,8 @@ class TopCommentsView(ApiView):
         last ``days`` days (1..365, default 30), ties newest first. A first page may be up to
         ``FEEDS_MAX_AGE`` seconds old."""
         params = query_params(request, TopParams)
-        site = site_by_key(site_key)
-        page = queries.top_comments_json(site, days=params["days"], limit=params["limit"], cursor=params.get("cursor"))
+        site = site_by_key(site_key=site_key)
+        page = queries.top_comments_json(
+            site=site, days=params["days"], limit=params["limit"], cursor=params.get("cursor")
+        )
         return _answer(request, site, page)

@@ -53,7 +53,7 @@ def web_url(url: str | None) -> str | None:
     return url if parts.scheme.lower() in ("http", "https") and parts.hostname else None
 
 
-def _subjects_of(rows) -> dict[int, dict]:
+def _subjects_of(rows: list[rowsql.CommentRow]) -> dict[int, dict]:
     ids = {r.subject_id for r in rows}
     return (
         {
@@ -65,9 +65,9 @@ def _subjects_of(rows) -> dict[int, dict]:
     )
 
 
-def _shown(rows) -> list[dict]:
+def _shown(rows: list[rowsql.CommentRow]) -> list[dict]:
     """The rows as the API shows them to an anonymous reader, each with its subject."""
-    shown = present_comments(rows, Viewer(user=None))
+    shown = present_comments(rows=rows, viewer=Viewer(user=None))
     subjects = _subjects_of(rows)
     return [{**shown[r.pk], "subject": subjects[r.subject_id]} for r in rows]
 
@@ -106,14 +106,14 @@ class FeedListing:
         return f'"{digest.hexdigest()[:32]}"'
 
 
-def site_feed(site_key: str) -> FeedListing:
+def site_feed(*, site_key: str) -> FeedListing:
     """The site's newest ``FEEDS_ITEMS`` published public comments, across its subjects."""
-    site = site_by_key(site_key)
+    site = site_by_key(site_key=site_key)
     rows = rowsql.fetch(_of_site(site.pk, open_only=False), order=_NEWEST_FIRST, limit=settings.FEEDS_ITEMS)
     return FeedListing(site=site, subject=None, entries=_shown(rows))
 
 
-def subject_feed(subject_id: int) -> FeedListing:
+def subject_feed(*, subject_id: int) -> FeedListing:
     """The subject's newest ``FEEDS_ITEMS`` published public comments."""
     subject = Subject.objects.select_related("site").filter(pk=subject_id).first()
     if subject is None:
@@ -127,7 +127,7 @@ def subject_feed(subject_id: int) -> FeedListing:
 
 
 def _position(cursor: str | None, scope: str, keys: tuple[str, ...]) -> dict | None:
-    position = decode_cursor(cursor, scope)
+    position = decode_cursor(cursor=cursor, scope=scope)
     if position is not None and not all(
         isinstance(position.get(k), int) and not isinstance(position.get(k), bool) for k in keys
     ):
@@ -135,7 +135,7 @@ def _position(cursor: str | None, scope: str, keys: tuple[str, ...]) -> dict | N
     return position
 
 
-def recent_comments(site: Site, *, limit: int, cursor: str | None) -> Page:
+def recent_comments(*, site: Site, limit: int, cursor: str | None) -> Page:
     """The site's published public comments in open subjects, newest first."""
     scope = f"recent:{site.pk}"
     where = _of_site(site.pk, open_only=True)
@@ -144,11 +144,11 @@ def recent_comments(site: Site, *, limit: int, cursor: str | None) -> Page:
         where &= rowsql.Sql("c.id < %s", (after["k"],))
     rows = rowsql.fetch(where, order=_NEWEST_FIRST, limit=limit + 1)
     page = rows[:limit]
-    next_cursor = encode_cursor(scope, {"k": page[-1].pk}) if len(rows) > limit else None
+    next_cursor = encode_cursor(scope=scope, position={"k": page[-1].pk}) if len(rows) > limit else None
     return Page(items=_shown(page), next_cursor=next_cursor)
 
 
-def top_comments(site: Site, *, days: int, limit: int, cursor: str | None) -> Page:
+def top_comments(*, site: Site, days: int, limit: int, cursor: str | None) -> Page:
     """The site's most liked published public comments in open subjects among those of the last
     ``days`` days (ties newest first). The window's start rides in the cursor, so following it
     to the end lists each comment once however long that takes."""
@@ -166,11 +166,11 @@ def top_comments(site: Site, *, days: int, limit: int, cursor: str | None) -> Pa
     page = rows[:limit]
     next_cursor = None
     if len(rows) > limit:
-        next_cursor = encode_cursor(scope, {"l": page[-1].like_count, "k": page[-1].pk, "since": since})
+        next_cursor = encode_cursor(scope=scope, position={"l": page[-1].like_count, "k": page[-1].pk, "since": since})
     return Page(items=_shown(page), next_cursor=next_cursor)
 
 
-def top_comments_json(site: Site, *, days: int, limit: int, cursor: str | None) -> bytes:
+def top_comments_json(*, site: Site, days: int, limit: int, cursor: str | None) -> bytes:
     """``top_comments`` as the API's JSON. A first page is kept in the shared cache for
     ``FEEDS_MAX_AGE`` seconds (as long as readers and proxies may keep it): over a busy site's
     window it sorts every comment of the window by likes (docs/benchmarks.md, "Feeds"), so it
@@ -178,7 +178,7 @@ def top_comments_json(site: Site, *, days: int, limit: int, cursor: str | None) 
     key = f"feeds:top:{site.pk}:{days}:{limit}" if cursor is None else None
     if key is not None and (kept := cache.get(key)) is not None:
         return kept
-    page = top_comments(site, days=days, limit=limit, cursor=cursor)
+    page = top_comments(site=site, days=days, limit=limit, cursor=cursor)
     body = encoding.dumps({"items": page.items, "next_cursor": page.next_cursor})
     if key is not None:
         cache.set(key, body, settings.FEEDS_MAX_AGE)

@@ -179,12 +179,12 @@ def _entry_link(entry: dict, request) -> str:
 
 class SiteFeed(CommentFeed):
     def listing(self, *, site_key: str):  # type: ignore[override]  # the URL's keyword arguments
-        return queries.site_feed(site_key)
+        return queries.site_feed(site_key=site_key)
 
 
 class SubjectFeed(CommentFeed):
     def listing(self, *, subject_id: int):  # type: ignore[override]  # the URL's keyword arguments
-        return queries.subject_feed(subject_id)
+        return queries.subject_feed(subject_id=subject_id)
 
 
 class SiteAtomFeed(SiteFeed):

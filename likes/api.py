@@ -67,5 +67,7 @@ class LikersView(ApiView):
     def get(self, request, comment_id: int):
         """The users who like a comment, oldest like first, each with when they liked it."""
         params = query_params(request, PageParams)
-        page = queries.likers(comment_id, request.user, limit=params["limit"], cursor=params.get("cursor"))
+        page = queries.likers(
+            comment_id=comment_id, user=request.user, limit=params["limit"], cursor=params.get("cursor")
+        )
         return Response({"items": page.items, "next_cursor": page.next_cursor})

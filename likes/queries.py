@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from django.db import connection
 
@@ -18,6 +18,11 @@ from infra import redislink
 from . import live, state_sync
 from .models import Like
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser
+
+    from comments.models import User
+
 _LIKE = connection.ops.quote_name(Like._meta.db_table)
 
 # ``(subject_id, site_id)`` of comments: facts that never change, so a process keeps those it
@@ -26,20 +31,20 @@ _places: dict[int, tuple[int, int]] = {}
 _PLACES_KEPT = 100_000
 
 
-def known_place(comment_id: int) -> tuple[int, int] | None:
+def known_place(*, comment_id: int) -> tuple[int, int] | None:
     return _places.get(comment_id)
 
 
-def remember_place(comment_id: int, place: tuple[int, int]) -> tuple[int, int]:
+def remember_place(*, comment_id: int, place: tuple[int, int]) -> tuple[int, int]:
     if len(_places) >= _PLACES_KEPT:
         _places.clear()
     _places[comment_id] = place
     return place
 
 
-def place(comment_id: int) -> tuple[int, int]:
+def place(*, comment_id: int) -> tuple[int, int]:
     """``(subject_id, site_id)`` of a comment whoever may see it; ``NotFound`` for an unknown id."""
-    return _places.get(comment_id) or remember_place(comment_id, comment_place(comment_id))
+    return _places.get(comment_id) or remember_place(comment_id=comment_id, place=comment_place(comment_id=comment_id))
 
 
 def liked_sql(user_id: int) -> tuple[str, list]:
@@ -77,28 +82,29 @@ class LikersPage:
     next_cursor: str | None
 
 
-def likers(comment_id: int, user, *, limit: int, cursor: str | None) -> LikersPage:
+def likers(*, comment_id: int, user: User | AnonymousUser, limit: int, cursor: str | None) -> LikersPage:
     """Who likes a comment ``user`` may see, oldest like first: ``{"user", "liked_at"}`` items;
     ``NotFound`` for a comment ``user`` may not see. The cursor holds the last item's (like
     time in µs, user id).
 
     From Redis when it holds the state: its flag says whether the comment is visible to all,
     so for a published public comment the database is asked only for the likers' faces."""
-    subject_id, _ = place(comment_id)
+    subject_id, _ = place(comment_id=comment_id)
     scope = f"likers:{comment_id}"
     try:
-        position = decode_cursor(cursor, scope)
-        after = None
+        position = decode_cursor(cursor=cursor, scope=scope)
+        after: tuple[int, int] | None = None
         if position is not None:
-            after = (position.get("t"), position.get("u"))
-            if not all(isinstance(v, int) and not isinstance(v, bool) for v in after):
+            moment, liker = position.get("t"), position.get("u")
+            if not (_whole(moment) and _whole(liker)):
                 raise InvalidInput("Malformed cursor.", fields={"cursor": ["Malformed cursor."]})
+            after = (moment, liker)
     except InvalidInput:
-        comment_ref_for_viewer(comment_id, user)  # an unseen comment is not found, cursor or not
+        comment_ref_for_viewer(comment_id=comment_id, user=user)  # an unseen comment is not found, cursor or not
         raise
     rows = _likers_live(comment_id, subject_id, user, after, limit)
     if rows is None:
-        comment_ref_for_viewer(comment_id, user)
+        comment_ref_for_viewer(comment_id=comment_id, user=user)
         rows = _likers_stored(comment_id, after, limit)
     page = rows[:limit]
     faces = rowsql.user_faces(u for u, _ in page)
@@ -110,15 +116,22 @@ def likers(comment_id: int, user, *, limit: int, cursor: str | None) -> LikersPa
     next_cursor = None
     if len(rows) > limit:
         last_user, last_micros = page[-1]
-        next_cursor = encode_cursor(scope, {"t": last_micros, "u": last_user})
+        next_cursor = encode_cursor(scope=scope, position={"t": last_micros, "u": last_user})
     return LikersPage(items=items, next_cursor=next_cursor)
+
+
+def _whole(value: object) -> TypeGuard[int]:
+    """An int read from a cursor: not a bool, which Python counts as an int."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _from_micros(micros: int) -> datetime:
     return UNIX_EPOCH + timedelta(microseconds=micros)
 
 
-def _likers_live(comment_id: int, subject_id: int, user, after, limit) -> list[tuple[int, int]] | None:
+def _likers_live(
+    comment_id: int, subject_id: int, user: User | AnonymousUser, after: tuple[int, int] | None, limit: int
+) -> list[tuple[int, int]] | None:
     """``(user_id, µs)`` from Redis (its times are whole milliseconds), loading the state
     first if it is not there, and checking that ``user`` may see the comment unless the state
     says everyone may; None when Redis cannot answer."""
@@ -132,7 +145,7 @@ def _likers_live(comment_id: int, subject_id: int, user, after, limit) -> list[t
             if answer is not None:
                 visible_to_all, rows = answer
                 if not visible_to_all:
-                    comment_ref_for_viewer(comment_id, user)
+                    comment_ref_for_viewer(comment_id=comment_id, user=user)
                 return [(user_id, at_ms * 1000) for user_id, at_ms in rows]
             state_sync.load(r, comment_id=comment_id, subject_id=subject_id)
     except (*redislink.ERRORS, state_sync.LoadTimeout) as exc:
@@ -140,7 +153,7 @@ def _likers_live(comment_id: int, subject_id: int, user, after, limit) -> list[t
     return None
 
 
-def _likers_stored(comment_id: int, after, limit: int) -> list[tuple[int, int]]:
+def _likers_stored(comment_id: int, after: tuple[int, int] | None, limit: int) -> list[tuple[int, int]]:
     """``(user_id, µs)`` from the like rows, by the ``like_likers_by_time`` index."""
     params: list[Any]
     where, params = "comment_id = %s AND active", [comment_id]

@@ -17,6 +17,7 @@ from typing import assert_never
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Model
 from django.utils import timezone
 
 from comments import hooks
@@ -161,7 +162,7 @@ _LIKE_TABLE = connection.ops.quote_name(Like._meta.db_table)
 _COMMENT_TABLE = connection.ops.quote_name(Comment._meta.db_table)
 
 
-def _existing(model, column: str, ids: set[int]) -> list[tuple[int, int]]:
+def _existing(model: type[Model], column: str, ids: set[int]) -> list[tuple[int, int]]:
     """``(id, column)`` of the rows of ``model`` among ``ids``."""
     table = connection.ops.quote_name(model._meta.db_table)
     found = []
@@ -214,7 +215,7 @@ def _insert_rows(rows: list[tuple[int, int, int, bool, int, int]]) -> list[tuple
     return inserted
 
 
-def _locked_rows(pairs: list[tuple[int, int]], subject_id: int | None):
+def _locked_rows(pairs: list[tuple[int, int]], subject_id: int | None) -> list[tuple[int, int, int, bool, int]]:
     """``(id, comment_id, user_id, active, version)`` of the pairs' existing rows, locked."""
     lock = " FOR UPDATE OF l" if connection.features.has_select_for_update_of else ""
     within, within_params = _within("l", subject_id)
@@ -267,10 +268,10 @@ def _add_like_counts(changes: dict[int, int], subject_id: int | None) -> None:
 LIKE_ROUNDS = 5
 
 
-def _likeable(comment_id: int, user: User):
+def _likeable(comment_id: int, user: User) -> comment_queries.CommentRef:
     """The comment, checked visible to ``user``, not deleted, and in a subject open to
     ``user`` (``NotFound``, ``SubjectClosed`` otherwise)."""
-    comment = comment_queries.comment_ref_for_viewer(comment_id, user)
+    comment = comment_queries.comment_ref_for_viewer(comment_id=comment_id, user=user)
     if comment.status in GONE_STATUSES:
         raise NotFound("Unknown comment.")
     comment_services.check_subject_open(subject_state=comment.subject_state, site_id=comment.site_id, user=user)
@@ -295,12 +296,12 @@ def like_set(*, comment_id: int, user: User, liked: bool) -> tuple[int, bool]:
     round trip). Without Redis the database is checked and written at once."""
     r = state_sync.client()
     rows = None
-    place = queries.known_place(comment_id)
+    place = queries.known_place(comment_id=comment_id)
     if place is None and r is not None:
         rows = state_sync.read_rows(comment_id, likers_up_to=state_sync.FIRST_MEET_LIKERS, user_id=user.pk)
-        place = queries.remember_place(comment_id, (rows.subject_id, rows.site_id))
-    subject_id, site_id = place or queries.place(comment_id)
-    comment_queries.check_acts_on_site(user, site_id)
+        place = queries.remember_place(comment_id=comment_id, place=(rows.subject_id, rows.site_id))
+    subject_id, site_id = place or queries.place(comment_id=comment_id)
+    comment_queries.check_acts_on_site(user=user, site=site_id)
     hooks.check_participation(site_id, user.pk)
     checked = None
     partial = settings.LIKES_PARTIAL_STATES
@@ -362,7 +363,7 @@ def _past_the_flush(sent: live.UserRow | live.Creation | None) -> None:
         time.sleep(0.001)
 
 
-def _like_in_database(comment, user: User, liked: bool) -> tuple[int, bool]:
+def _like_in_database(comment: comment_queries.CommentRef, user: User, liked: bool) -> tuple[int, bool]:
     like_actions_apply(
         [LikeAction(comment_id=comment.pk, user_id=user.pk, liked=liked, at_ms=live.now_ms())],
         subject_id=comment.subject_id,

@@ -46,7 +46,7 @@ class ModerationAction:
         (the console, the API and the admin alike)."""
         if self.actor is None:
             return
-        if not is_site_moderator(self.actor, self.comment.subject.site):
+        if not is_site_moderator(user=self.actor, site=self.comment.subject.site):
             raise PermissionDenied("Only moderators of this site may do that.")
         review_task_claim_check(comment_id=self.comment.pk, subject_id=self.comment.subject_id, moderator=self.actor)
 

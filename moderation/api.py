@@ -157,7 +157,7 @@ class ReportsView(ApiView):
         first). At the site's threshold of distinct reporters a published comment is held for
         review."""
         data = validated(ReportIn, request.data)
-        comment = comment_queries.comment_ref_for_viewer(comment_id, request.user)
+        comment = comment_queries.comment_ref_for_viewer(comment_id=comment_id, user=request.user)
 
         def report() -> tuple[int, dict]:
             made, created = services.report_create(
@@ -239,8 +239,8 @@ class CommentActionView(ApiView):
         actions.comment_moderate(
             comment_id=comment_id, actor=request.user, action=data["action"], reason=data["reason"]
         )
-        comment, viewer = comment_queries.comment_for_viewer(comment_id, request.user)
-        return Response(comment_queries.present_comments([comment], viewer)[comment.pk])
+        comment, viewer = comment_queries.comment_for_viewer(comment_id=comment_id, user=request.user)
+        return Response(comment_queries.present_comments(rows=[comment], viewer=viewer)[comment.pk])
 
 
 class WordsView(ApiView):
@@ -270,7 +270,7 @@ class WordsView(ApiView):
         refuses comments with it, ``review`` holds them, ``mask`` stars it out. Audited; the last
         day's comments are checked against it."""
         data = validated(WordIn, request.data)
-        site = comment_queries.site_by_key(data["site"]) if data["site"] is not None else None
+        site = comment_queries.site_by_key(site_key=data["site"]) if data["site"] is not None else None
         entry = services.word_create(
             actor=request.user, site=site, word=data["word"], action=data["action"], inside_words=data["inside_words"]
         )
@@ -283,7 +283,7 @@ class WordDetailView(ApiView):
     @extend_schema(responses={204: None, **error_responses(401, 403, 404)}, summary="Remove a word")
     def delete(self, request, word_id: int):
         """Remove a word from its list (audited)."""
-        services.word_delete(actor=request.user, entry=queries.word_entry_by_id(word_id))
+        services.word_delete(actor=request.user, entry=queries.word_entry_by_id(word_id=word_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -300,7 +300,7 @@ class SanctionsView(ApiView):
         author) or trust (no pre-moderation or spam review) a user on one site, until a time or for
         good. Audited."""
         data = validated(SanctionIn, request.data)
-        site = comment_queries.site_by_key(data["site"])
+        site = comment_queries.site_by_key(site_key=data["site"])
         sanction = services.sanction_create(
             actor=request.user,
             site=site,
@@ -318,7 +318,7 @@ class SanctionDetailView(ApiView):
     @extend_schema(responses={204: None, **error_responses(401, 403, 404)}, summary="Lift a sanction")
     def delete(self, request, sanction_id: int):
         """Lift a sanction (audited)."""
-        services.sanction_delete(actor=request.user, sanction=queries.sanction_by_id(sanction_id))
+        services.sanction_delete(actor=request.user, sanction=queries.sanction_by_id(sanction_id=sanction_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

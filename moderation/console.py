@@ -59,7 +59,7 @@ def console_page(view):
                     {"error": {"code": "not_authenticated", "message": _("Please sign in again.")}}, status=401
                 )
             return redirect_to_login(request.get_full_path(), reverse("console:login"))
-        sites = queries.moderated_sites(request.user)
+        sites = queries.moderated_sites(user=request.user)
         if not sites:
             return error_page(
                 request,
@@ -107,7 +107,7 @@ def console_site(request: ConsoleRequest, key: str):
     for site in request.console_sites:
         if site.key == key:
             return site
-    return site_by_key(key)
+    return site_by_key(site_key=key)
 
 
 def safe_next(request: HttpRequest, target: str | None, default: str) -> str:

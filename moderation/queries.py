@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 from django.db.models import Count, Min, Q, TextField
@@ -29,9 +30,13 @@ from comments.queries import (
     present_user,
     site_by_key,
 )
+from comments.queries.visibility import authenticated
 
 from .models import AuditEntry, Report, ReviewTask, Sanction, TaskState, WordEntry
 from .snapshots import Snapshot
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser
 
 
 def _site_sanctions(site_id: int) -> dict[int, list[tuple[str, float | None]]]:
@@ -61,10 +66,10 @@ def standing_of(*, site_id: int, user_id: int) -> set[str]:
     return {kind for kind, until in sanctions if until is None or until > now}
 
 
-def _viewer_moderating(user, site_key: str):
+def _viewer_moderating(user: User, site_key: str) -> tuple[Site, Viewer]:
     """The site and a moderator's viewer of it; ``PermissionDenied`` for anyone else."""
-    site = site_by_key(site_key)
-    if not is_site_moderator(user, site):
+    site = site_by_key(site_key=site_key)
+    if not is_site_moderator(user=user, site=site):
         raise PermissionDenied("Only moderators of this site may see this.")
     return site, Viewer(user=user, is_moderator=True)
 
@@ -75,7 +80,7 @@ REASON_KINDS = ("report", "word", "spam", "policy")
 
 def review_queue(
     *,
-    user,
+    user: User,
     site_key: str,
     state: str,
     limit: int,
@@ -93,7 +98,7 @@ def review_queue(
     scope = f"queue:{site.pk}:{state}"
     if reason is not None or older_than is not None:
         scope += f":{reason or ''}:{int(older_than.total_seconds()) if older_than else ''}"
-    position = decode_cursor(cursor, scope)
+    position = decode_cursor(cursor=cursor, scope=scope)
     tasks = ReviewTask.objects.filter(site=site, state=state).select_related("claimed_by")
     if reason is not None:
         # Reasons are a JSON list of "kind:detail" strings; its text holds '"kind:' exactly
@@ -109,9 +114,11 @@ def review_queue(
     found = list(tasks.order_by("-priority", "id")[: limit + 1])
     page = found[:limit]
     rows = {c.pk: c for c in rowsql.fetch_ids({t.comment_id for t in page})}
-    shown = present_comments(rows.values(), viewer)
+    shown = present_comments(rows=rows.values(), viewer=viewer)
     items = [_task_item(t, shown) for t in page]
-    next_cursor = encode_cursor(scope, {"p": page[-1].priority, "i": page[-1].pk}) if len(found) > limit else None
+    next_cursor = (
+        encode_cursor(scope=scope, position={"p": page[-1].priority, "i": page[-1].pk}) if len(found) > limit else None
+    )
     return Page(items=items, next_cursor=next_cursor)
 
 
@@ -132,12 +139,12 @@ def _task_item(t: ReviewTask, shown: dict[int, dict]) -> dict:
     }
 
 
-def audit_log(*, user, site_key: str, limit: int, cursor: str | None) -> Page:
+def audit_log(*, user: User, site_key: str, limit: int, cursor: str | None) -> Page:
     """A site's audit entries, newest first (staff also see changes to the global list)."""
     site, _ = _viewer_moderating(user, site_key)
     entries = AuditEntry.objects.select_related("actor")
     entries = entries.filter(Q(site=site) | Q(site__isnull=True)) if user.is_staff else entries.filter(site=site)
-    page = page_by_id(entries, scope=f"log:{site.pk}", cursor=cursor, limit=limit, newest_first=True)
+    page = page_by_id(rows=entries, scope=f"log:{site.pk}", cursor=cursor, limit=limit, newest_first=True)
     page.items = [
         {
             "id": e.pk,
@@ -160,16 +167,16 @@ def moderator_acted_since(*, comment_id: int, since: datetime) -> bool:
     return AuditEntry.objects.filter(comment_id=comment_id, actor__isnull=False, created_at__gte=since).exists()
 
 
-def word_entries(*, user, site_key: str | None, limit: int, cursor: str | None) -> Page:
+def word_entries(*, user: User, site_key: str | None, limit: int, cursor: str | None) -> Page:
     """A page of the global list and, with ``site_key``, that site's list (its moderators
     only), oldest entry first: ``WordEntry`` items."""
     if site_key is None:
         if not user.is_staff:
             raise PermissionDenied("Name a site you moderate.")
-        return page_by_id(WordEntry.objects.filter(site__isnull=True), scope="words:*", cursor=cursor, limit=limit)
+        return page_by_id(rows=WordEntry.objects.filter(site__isnull=True), scope="words:*", cursor=cursor, limit=limit)
     site, _ = _viewer_moderating(user, site_key)
     return page_by_id(
-        WordEntry.objects.filter(Q(site=site) | Q(site__isnull=True)).select_related("site"),
+        rows=WordEntry.objects.filter(Q(site=site) | Q(site__isnull=True)).select_related("site"),
         scope=f"words:{site.pk}",
         cursor=cursor,
         limit=limit,
@@ -179,10 +186,11 @@ def word_entries(*, user, site_key: str | None, limit: int, cursor: str | None) 
 # --- the console ---------------------------------------------------------------------------
 
 
-def moderated_sites(user) -> list[Site]:
+def moderated_sites(*, user: User | AnonymousUser | None) -> list[Site]:
     """The sites ``user`` moderates, by key: every site for staff (at most 500: the console's
     site picker), their own for site moderators, none for anyone else. One query."""
-    if user is None or not getattr(user, "is_authenticated", False):
+    user = authenticated(user)
+    if user is None:
         return []
     sites = Site.objects.all() if user.is_staff else Site.objects.filter(moderators=user)
     return list(sites.order_by("key")[:500])
@@ -191,7 +199,7 @@ def moderated_sites(user) -> list[Site]:
 REPORTS_SHOWN = 50  # a comment's reports on its task page, oldest first
 
 
-def review_task_in_context(*, user, task_id: int, replies: int = 50) -> dict:
+def review_task_in_context(*, user: User, task_id: int, replies: int = 50) -> dict:
     """One review task with its comment in context, as a moderator sees it (true statuses):
     the chain from the top-level comment down to it, and its subtree (first ``replies``
     comments below it, depth-first), and the readers' reports of it. ``NotFound`` for an
@@ -199,11 +207,11 @@ def review_task_in_context(*, user, task_id: int, replies: int = 50) -> dict:
     task = ReviewTask.objects.select_related("claimed_by", "site").filter(pk=task_id).first()
     if task is None:
         raise NotFound("Unknown task.")
-    if not is_site_moderator(user, task.site):
+    if not is_site_moderator(user=user, site=task.site):
         raise PermissionDenied("Only moderators of this site may see this.")
-    comment, viewer = comment_for_viewer(task.comment_id, user)
-    chain = comment_chain(comment, viewer)
-    tree = comment_tree(comment, viewer, limit=replies + 1, cursor=None)
+    comment, viewer = comment_for_viewer(comment_id=task.comment_id, user=user)
+    chain = comment_chain(comment=comment, viewer=viewer)
+    tree = comment_tree(comment=comment, viewer=viewer, limit=replies + 1, cursor=None)
     below = [c for c in tree.items if c["id"] != comment.pk]
     return {
         "task": _task_item(task, {comment.pk: chain[-1]}),
@@ -221,7 +229,7 @@ def review_task_in_context(*, user, task_id: int, replies: int = 50) -> dict:
     }
 
 
-def subjects_by_id(ids) -> dict[int, Subject]:
+def subjects_by_id(*, ids: Iterable[int]) -> dict[int, Subject]:
     """Subjects (title, key, url) by id, one query: the queue names what each comment is on."""
     ids = set(ids)
     if not ids:
@@ -229,7 +237,7 @@ def subjects_by_id(ids) -> dict[int, Subject]:
     return {s.pk: s for s in Subject.objects.filter(pk__in=ids).only("id", "key", "title", "url", "site_id")}
 
 
-def sanction_list(*, user, site_key: str, limit: int = 200) -> list[Sanction]:
+def sanction_list(*, user: User, site_key: str, limit: int = 200) -> list[Sanction]:
     """A site's sanctions, newest first, with their users (its moderators only); ``in_force``
     tells whether each still applies."""
     site, _ = _viewer_moderating(user, site_key)
@@ -240,7 +248,7 @@ def sanction_list(*, user, site_key: str, limit: int = 200) -> list[Sanction]:
     return sanctions
 
 
-def user_by_reference(reference: str) -> User:
+def user_by_reference(*, reference: str) -> User:
     """A user named by id or by username (what a moderator types); ``NotFound`` otherwise."""
     reference = reference.strip()
     user = None
@@ -264,13 +272,13 @@ class DayFigures:
         return None if self.median_seconds is None else self.median_seconds / 60
 
 
-def moderation_dashboard(*, user, sites: list[Site], days: int = 14) -> dict:
+def moderation_dashboard(*, user: User, sites: list[Site], days: int = 14) -> dict:
     """Figures for the console's dashboard over ``sites`` (which the caller moderates): open
     tasks per site with the oldest one's age, and for each of the last ``days`` days (UTC) the
     decisions taken and the median time from a task's opening to its decision. Two queries;
     the median is computed in SQL with window functions (PostgreSQL and SQLite alike)."""
     for site in sites:
-        if not is_site_moderator(user, site):
+        if not is_site_moderator(user=user, site=site):
             raise PermissionDenied("Only moderators of this site may see this.")
     site_ids = [s.pk for s in sites]
     open_rows = open_task_counts(sites=sites)
@@ -335,13 +343,13 @@ def open_task_counts(*, sites: list[Site]) -> dict[int, Any]:
     }
 
 
-def task_claim_holder(*, user, task_id: int) -> dict | None:
+def task_claim_holder(*, user: User, task_id: int) -> dict | None:
     """Who holds a running claim on the task (their public face), if anyone; for moderators
     of its site only (``PermissionDenied``), ``NotFound`` for an unknown task."""
     task = ReviewTask.objects.select_related("claimed_by", "site").filter(pk=task_id).first()
     if task is None:
         raise NotFound("Unknown task.")
-    if not is_site_moderator(user, task.site):
+    if not is_site_moderator(user=user, site=task.site):
         raise PermissionDenied("Only moderators of this site may see this.")
     running = (
         task.state == TaskState.OPEN and task.claim_expires_at is not None and task.claim_expires_at > timezone.now()
@@ -349,14 +357,14 @@ def task_claim_holder(*, user, task_id: int) -> dict | None:
     return present_user(task.claimed_by) if running and task.claimed_by_id else None
 
 
-def word_entry_by_id(word_id: int) -> WordEntry:
+def word_entry_by_id(*, word_id: int) -> WordEntry:
     entry = WordEntry.objects.select_related("site").filter(pk=word_id).first()
     if entry is None:
         raise NotFound("Unknown word.")
     return entry
 
 
-def sanction_by_id(sanction_id: int) -> Sanction:
+def sanction_by_id(*, sanction_id: int) -> Sanction:
     sanction = Sanction.objects.select_related("site").filter(pk=sanction_id).first()
     if sanction is None:
         raise NotFound("Unknown sanction.")

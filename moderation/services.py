@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from comments.exceptions import Banned, InvalidInput, NotFound, PermissionDenied
 from comments.models import Comment, Site, Status, User
-from comments.queries import check_acts_on_site, is_site_moderator
+from comments.queries import CommentRef, check_acts_on_site, is_site_moderator
 from comments.services import check_subject_open, comment_lock, comment_set_status
 
 from . import signals, words
@@ -55,7 +55,7 @@ def _require_moderator(actor: User, site: Site | None) -> None:
     if site is None:
         if not actor.is_staff:
             raise PermissionDenied("Only staff may change the list of every site.")
-    elif not is_site_moderator(actor, site):
+    elif not is_site_moderator(user=actor, site=site):
         raise PermissionDenied("Only moderators of this site may do that.")
 
 
@@ -310,14 +310,14 @@ def comment_hold(*, comment_id: int, site_id: int, why: str) -> bool:
 # --- reports -------------------------------------------------------------------------------
 
 
-def report_create(*, comment, reporter: User, reason: str, detail: str = "") -> tuple[Report, bool]:
+def report_create(*, comment: CommentRef, reporter: User, reason: str, detail: str = "") -> tuple[Report, bool]:
     """Report a comment (one report per user per comment; a repeat returns the first). When
     the distinct reporters reach the site's threshold, a published comment is held
     (``pending``) and its task rises in the queue. ``comment``: a ``CommentRef`` the reporter
     may see."""
     if comment.status in (Status.DELETED, Status.REJECTED):
         raise NotFound("Unknown comment.")
-    check_acts_on_site(reporter, comment.site_id)
+    check_acts_on_site(user=reporter, site=comment.site_id)
     participation_check(comment.site_id, reporter.pk)
     check_subject_open(subject_state=comment.subject_state, site_id=comment.site_id, user=reporter)
     existing = Report.objects.filter(comment_id=comment.pk, user=reporter, subject_id=comment.subject_id).first()

@@ -112,7 +112,7 @@ def queue(request: ConsoleRequest) -> HttpResponse:
         reason=data["reason"] or None,
         older_than=form.older_than(),
     )
-    subjects = queries.subjects_by_id(t["comment"]["subject_id"] for t in page.items if t["comment"])
+    subjects = queries.subjects_by_id(ids=(t["comment"]["subject_id"] for t in page.items if t["comment"]))
     counts = queries.open_task_counts(sites=request.console_sites)
     filters = {"site": site_key, "state": state, "reason": data["reason"], "age": data["age"]}
     return render(
@@ -297,7 +297,7 @@ def words(request: ConsoleRequest) -> HttpResponse:
 @require_POST
 @console_page
 def word_delete(request: ConsoleRequest, word_id: int) -> HttpResponse:
-    entry = queries.word_entry_by_id(word_id)
+    entry = queries.word_entry_by_id(word_id=word_id)
     services.word_delete(actor=request.user, entry=entry)
     messages.success(request, _("“%(word)s” was removed.") % {"word": entry.word})
     return redirect(safe_next(request, request.POST.get("next"), reverse("console:words")))
@@ -318,7 +318,7 @@ def sanctions(request: ConsoleRequest) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             try:
-                target = queries.user_by_reference(data["user"])
+                target = queries.user_by_reference(reference=data["user"])
                 services.sanction_create(
                     actor=request.user,
                     site=console_site(request, data["site"]),
@@ -349,7 +349,7 @@ def sanctions(request: ConsoleRequest) -> HttpResponse:
 @require_POST
 @console_page
 def sanction_delete(request: ConsoleRequest, sanction_id: int) -> HttpResponse:
-    sanction = queries.sanction_by_id(sanction_id)
+    sanction = queries.sanction_by_id(sanction_id=sanction_id)
     services.sanction_delete(actor=request.user, sanction=sanction)
     messages.success(request, _("The sanction was lifted."))
     return redirect(

@@ -132,7 +132,7 @@ class InboxView(ApiView):
             {
                 "items": page.items,
                 "next_cursor": page.next_cursor,
-                "unread_count": queries.unread_count(request.user.pk),
+                "unread_count": queries.unread_count(user_id=request.user.pk),
             }
         )
 
@@ -147,7 +147,7 @@ class UnreadCountView(ApiView):
     def get(self, request):
         """The number behind the widget's badge: unread notifications about comments still
         published."""
-        return Response({"unread_count": queries.unread_count(request.user.pk)})
+        return Response({"unread_count": queries.unread_count(user_id=request.user.pk)})
 
 
 class ReadView(ApiView):
@@ -162,7 +162,7 @@ class ReadView(ApiView):
         """Mark one of the reader's notifications read (again: no change) and answer the new unread
         count; another reader's notification is 404."""
         services.notification_mark_read(user=request.user, notification_id=notification_id)
-        return Response({"unread_count": queries.unread_count(request.user.pk)})
+        return Response({"unread_count": queries.unread_count(user_id=request.user.pk)})
 
 
 class ReadAllView(ApiView):
@@ -179,7 +179,7 @@ class ReadAllView(ApiView):
         marked."""
         data = validated(ReadAllIn, request.data or {})
         marked = services.notifications_mark_all_read(user=request.user, up_to_id=data["up_to_id"])
-        return Response({"marked": marked, "unread_count": queries.unread_count(request.user.pk)})
+        return Response({"marked": marked, "unread_count": queries.unread_count(user_id=request.user.pk)})
 
 
 class PreferencesView(ApiView):
@@ -189,7 +189,7 @@ class PreferencesView(ApiView):
     def get(self, request):
         """The reader's language for emails, whether they are told of like milestones, and per kind
         of notification whether it is emailed at once, in the daily digest or never."""
-        return Response(queries.present_preferences(queries.preferences_of(request.user.pk)))
+        return Response(queries.present_preferences(queries.preferences_of(user_id=request.user.pk)))
 
     @extend_schema(
         request=PreferencesIn,

@@ -171,7 +171,7 @@ def _waiting(site_ids: set[int]) -> dict[int, list[str]]:
             .values_list("comment_id", flat=True)[:QUEUE_SHOWN]
         )
         bodies = dict(CommentContent.objects.filter(pk__in=ids).values_list("pk", "body"))
-        found[site_id] = [excerpt(bodies[pk], 120) for pk in ids if pk in bodies]
+        found[site_id] = [excerpt(bodies[pk], length=120) for pk in ids if pk in bodies]
     return found
 
 

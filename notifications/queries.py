@@ -30,13 +30,13 @@ def _shown() -> Q:
     return ~Q(kind__in=COMMENT_KINDS) | Q(comment__status=Status.PUBLISHED)
 
 
-def unread_count(user_id: int) -> int:
+def unread_count(*, user_id: int) -> int:
     """The widget's badge: one index scan of the recipient's unread rows
     (``notification_unread``)."""
     return Notification.objects.filter(_shown(), recipient_id=user_id, read_at__isnull=True).count()
 
 
-def excerpt(body: str, length: int = EXCERPT_CHARACTERS) -> str:
+def excerpt(body: str, *, length: int = EXCERPT_CHARACTERS) -> str:
     """The first ``length`` characters of a comment's text on one line, for lists and emails."""
     text = " ".join(body.split())
     return text if len(text) <= length else text[: length - 1].rstrip() + "…"
@@ -46,7 +46,7 @@ def inbox(*, user_id: int, limit: int, cursor: str | None, unread_only: bool = F
     """A reader's notifications, newest first, keyset-paginated on the id: four queries
     (the rows, their comments' text, the people and subjects they name) whatever the page."""
     scope = f"notifications:{user_id}:{int(unread_only)}"
-    position = decode_cursor(cursor, scope)
+    position = decode_cursor(cursor=cursor, scope=scope)
     rows = Notification.objects.filter(_shown(), recipient_id=user_id)
     if unread_only:
         rows = rows.filter(read_at__isnull=True)
@@ -70,11 +70,11 @@ def inbox(*, user_id: int, limit: int, cursor: str | None, unread_only: bool = F
         )[: limit + 1]
     )
     page = found[:limit]
-    next_cursor = encode_cursor(scope, {"k": page[-1]["id"]}) if len(found) > limit else None
-    return Page(items=present_notifications(page), next_cursor=next_cursor)
+    next_cursor = encode_cursor(scope=scope, position={"k": page[-1]["id"]}) if len(found) > limit else None
+    return Page(items=present_notifications(rows=page), next_cursor=next_cursor)
 
 
-def present_notifications(rows: Sequence[Mapping[str, Any]]) -> list[dict]:
+def present_notifications(*, rows: Sequence[Mapping[str, Any]]) -> list[dict]:
     """The API shape of notification rows (``inbox``'s values): three queries for any number."""
     bodies = dict(
         CommentContent.objects.filter(pk__in={r["comment_id"] for r in rows if r["comment_id"]}).values_list(
@@ -132,7 +132,7 @@ def notification_of(*, user_id: int, notification_id: int) -> Notification:
 # --- preferences and subscriptions -----------------------------------------------------------
 
 
-def preferences_of(user_id: int) -> Preferences:
+def preferences_of(*, user_id: int) -> Preferences:
     """The reader's preferences, the defaults (unsaved) when they never changed any."""
     return Preferences.objects.filter(pk=user_id).first() or Preferences(user_id=user_id)
 
@@ -162,7 +162,7 @@ KIND_NAMES: dict[str, StrPromise] = {
 }
 
 
-def unsubscribe_description(scope: Scope, *, language: str) -> str:
+def unsubscribe_description(*, scope: Scope, language: str) -> str:
     """What an unsubscribe link turns off, in words, in ``language``: one query at most."""
     with translation.override(language):
         if scope.subject_id is not None:

@@ -44,7 +44,7 @@ def preferences_update(
 ) -> Preferences:
     """Change some of the reader's preferences (``email``: ``{kind: mode}`` for some kinds).
     What is already queued follows the new preference: the sender checks it again."""
-    preferences = preferences_of(user.pk)
+    preferences = preferences_of(user_id=user.pk)
     if language is not None:
         if language not in dict(settings.LANGUAGES):
             raise InvalidInput(

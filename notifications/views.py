@@ -45,10 +45,10 @@ def _refused(request: HttpRequest, exc: CommentsError) -> HttpResponse:
 def unsubscribe(request: HttpRequest) -> HttpResponse:
     try:
         scope = scope_of(request.GET.get("token"))
-        language = queries.preferences_of(scope.user_id).language
+        language = queries.preferences_of(user_id=scope.user_id).language
         if request.method == "GET":
             return _page(
-                request, {"what": queries.unsubscribe_description(scope, language=language)}, language=language
+                request, {"what": queries.unsubscribe_description(scope=scope, language=language)}, language=language
             )
         done = services.unsubscribe_apply(scope=scope)
     except CommentsError as exc:
@@ -56,7 +56,7 @@ def unsubscribe(request: HttpRequest) -> HttpResponse:
     if _wants_html(request):
         return _page(
             request,
-            {"done": True, "what": queries.unsubscribe_description(scope, language=language)},
+            {"done": True, "what": queries.unsubscribe_description(scope=scope, language=language)},
             language=language,
         )
     return JsonResponse({"unsubscribed": done})

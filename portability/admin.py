@@ -141,7 +141,7 @@ class UserAdmin(CommentsUserAdmin):
             return None
         user = queryset.get()
         services.user_data_exported(user=user, actor=request.user)
-        response = StreamingHttpResponse(queries.user_data_export(user), content_type="application/json")
+        response = StreamingHttpResponse(queries.user_data_export(user=user), content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="user-{user.pk}-data.json"'
         return response
 

@@ -148,7 +148,7 @@ class MyDataView(ApiView):
         identities, comments with the address they were posted from, likes, reports, sanctions,
         follows, tokens' dates), as a download. Audited."""
         services.user_data_exported(user=request.user, actor=request.user)
-        response = StreamingHttpResponse(queries.user_data_export(request.user), content_type="application/json")
+        response = StreamingHttpResponse(queries.user_data_export(user=request.user), content_type="application/json")
         response["Content-Disposition"] = 'attachment; filename="my-comments-data.json"'
         return response
 

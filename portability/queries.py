@@ -64,7 +64,9 @@ def _comment_rows(site: Site, subject_id: int) -> Iterator[tuple]:
         after = rows[-1][9]
 
 
-def _author(username, display_name, avatar, external_id, email) -> dict | None:
+def _author(
+    username: str | None, display_name: str | None, avatar: str | None, external_id: str | None, email: str | None
+) -> dict | None:
     if username is None:
         return None
     return {
@@ -81,7 +83,7 @@ def _line(value: dict) -> bytes:
     return encoding.dumps(value) + b"\n"
 
 
-def site_export_json(site: Site) -> Iterator[bytes]:
+def site_export_json(*, site: Site) -> Iterator[bytes]:
     """The site as JSON lines: a header, then each subject followed by its comments, parents
     before their replies (docs/API.md, "Site export")."""
     yield _line(
@@ -150,11 +152,11 @@ def site_export_json(site: Site) -> Iterator[bytes]:
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-def _text(value) -> str:
+def _text(value: object) -> str:
     return escape(_NOT_XML.sub("", str(value or "")))
 
 
-def _attr(value) -> str:
+def _attr(value: object) -> str:
     return quoteattr(_NOT_XML.sub("", str(value)))
 
 
@@ -166,7 +168,7 @@ def _flag(value: bool) -> str:
     return "true" if value else "false"
 
 
-def site_export_disqus(site: Site) -> Iterator[bytes]:
+def site_export_disqus(*, site: Site) -> Iterator[bytes]:
     """The site as a Disqus XML export: a ``<thread>`` per subject (its key as the identifier),
     then a ``<post>`` per comment (its HTML as the message). Held comments (pending, shadow) say
     ``<isApproved>false</isApproved>``; friends-only visibility, flags and edit times have no
@@ -357,7 +359,7 @@ def _array(items: Iterable[dict]) -> Iterator[bytes]:
     yield b"]"
 
 
-def user_data_export(user: User) -> Iterator[bytes]:
+def user_data_export(*, user: User) -> Iterator[bytes]:
     """Everything this service keeps about ``user``, as one JSON document (docs/API.md, "Your
     data"): their account, identities on host sites, comments (with the IP address and user
     agent they were posted from), likes, reports, sanctions, follows, sign-in tokens (their

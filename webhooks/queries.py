@@ -24,7 +24,7 @@ RECENT_DELIVERIES = 50  # on an endpoint's console page
 def _comment_data(comment: Comment) -> dict:
     """The comment as the API shows it to a moderator (its true status, its body however
     held), without what only means something to one reader (``liked``)."""
-    shown = present_comments([comment], Viewer(user=None, is_moderator=True))[comment.pk]
+    shown = present_comments(rows=[comment], viewer=Viewer(user=None, is_moderator=True))[comment.pk]
     shown.pop("liked", None)
     return shown
 
@@ -34,7 +34,7 @@ def _subject_data(comment: Comment) -> dict:
     return {"id": s.pk, "key": s.key, "title": s.title, "url": s.url or None, "state": s.state}
 
 
-def event_body(event: Event) -> str | None:
+def event_body(*, event: Event) -> str | None:
     """The JSON ``event`` is delivered with (to every endpoint that wants it), read now, after
     its commit; None when what it is about is gone (a comment or report erased since)."""
     report = None
@@ -73,7 +73,7 @@ def any_endpoint_active() -> bool:
     return Endpoint.objects.filter(active=True).exists()
 
 
-def event_site(event: Event) -> int | None:
+def event_site(*, event: Event) -> int | None:
     """The site the event's comment (or reported comment) belongs to; None when it is gone."""
     rows: QuerySet[Any, int]
     if event.type == EventType.REPORT_CREATED:
@@ -83,16 +83,16 @@ def event_site(event: Event) -> int | None:
     return rows.first()
 
 
-def endpoints_wanting(site_id: int, event_type: str) -> list[Endpoint]:
+def endpoints_wanting(*, site_id: int, event_type: str) -> list[Endpoint]:
     """The site's active endpoints that asked for ``event_type``: only that site's, ever."""
     return [e for e in Endpoint.objects.filter(site_id=site_id, active=True).order_by("pk") if e.wants(event_type)]
 
 
-def site_endpoints(site_id: int) -> list[Endpoint]:
+def site_endpoints(*, site_id: int) -> list[Endpoint]:
     return list(Endpoint.objects.filter(site_id=site_id).order_by("pk"))
 
 
-def recent_deliveries(site_id: int, *, with_answers: bool = False, limit: int = RECENT_DELIVERIES) -> list[Delivery]:
+def recent_deliveries(*, site_id: int, with_answers: bool = False, limit: int = RECENT_DELIVERIES) -> list[Delivery]:
     """The site's latest deliveries, newest first, with their endpoints (one query). Without
     ``with_answers`` (for staff only) the receivers' answers are blanked: not read, so not shown."""
     rows = list(
@@ -107,7 +107,7 @@ def recent_deliveries(site_id: int, *, with_answers: bool = False, limit: int = 
     return rows
 
 
-def delivery_of_site(delivery_id: int, site_id: int) -> Delivery:
+def delivery_of_site(*, delivery_id: int, site_id: int) -> Delivery:
     """A delivery of one of ``site_id``'s endpoints; ``NotFound`` for any other."""
     delivery = Delivery.objects.filter(pk=delivery_id, endpoint__site_id=site_id).first()
     if delivery is None:

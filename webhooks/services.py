@@ -53,7 +53,7 @@ def endpoint_url_check(url: str) -> str:
     return url
 
 
-def endpoint_events_check(events) -> list[str]:
+def endpoint_events_check(events: object) -> list[str]:
     if not isinstance(events, (list, tuple)) or not events or any(e not in EventType.values for e in events):
         raise InvalidInput(
             "Choose at least one event.", fields={"events": [f"One or more of: {', '.join(EventType.values)}."]}
@@ -82,9 +82,9 @@ def endpoint_create(
 def deliveries_create(*, event: Event) -> list[int]:
     """A pending delivery of ``event`` to each endpoint of its site that wants it; returns the
     ids of those written now. Idempotent: the same event again writes (and returns) none."""
-    site_id = queries.event_site(event)
-    endpoints = queries.endpoints_wanting(site_id, event.type) if site_id is not None else []
-    body = queries.event_body(event) if endpoints else None
+    site_id = queries.event_site(event=event)
+    endpoints = queries.endpoints_wanting(site_id=site_id, event_type=event.type) if site_id is not None else []
+    body = queries.event_body(event=event) if endpoints else None
     if body is None:
         return []
     now = timezone.now()

@@ -42,8 +42,8 @@ def endpoints(request: ConsoleRequest) -> HttpResponse:
         "webhooks/endpoints.html",
         "webhooks",
         site.key,
-        endpoints=queries.site_endpoints(site.pk),
-        deliveries=queries.recent_deliveries(site.pk, with_answers=request.user.is_staff),
+        endpoints=queries.site_endpoints(site_id=site.pk),
+        deliveries=queries.recent_deliveries(site_id=site.pk, with_answers=request.user.is_staff),
         show_answers=request.user.is_staff,
     )
 
@@ -52,7 +52,7 @@ def endpoints(request: ConsoleRequest) -> HttpResponse:
 @console_page
 def delivery_redeliver(request: ConsoleRequest, delivery_id: int) -> HttpResponse:
     site = _moderated_site(request, request.POST.get("site") or None)
-    delivery = queries.delivery_of_site(delivery_id, site.pk)
+    delivery = queries.delivery_of_site(delivery_id=delivery_id, site_id=site.pk)
     tasks.redeliver([delivery])
     messages.success(request, _("The delivery is on its way again."))
     return redirect(

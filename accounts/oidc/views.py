@@ -36,7 +36,7 @@ def start(request: HttpRequest, provider: str) -> HttpResponse:
     (``providers.handoff_claim``; never from this address)."""
     lang = reader_language(request, request.GET.get("lang"))
     try:
-        site = queries.site_by_key(request.GET.get("site", "")[:64])
+        site = queries.site_by_key(site_key=request.GET.get("site", "")[:64])
         providers.check_offered(site, provider)
         app_provider = get_adapter(request).get_provider(request, provider)
         nonce = secrets.token_urlsafe(24)
@@ -95,7 +95,7 @@ def finish(request: HttpRequest, sociallogin) -> HttpResponse:
         if providers.is_openid_connect(key):
             _check_nonce(sociallogin, expected=data.get("nonce") or "")
         raw, token, _ = services.oidc_sign_in(
-            site=queries.site_by_key(data["site"]),
+            site=queries.site_by_key(site_key=data["site"]),
             provider=key,
             uid=sociallogin.account.uid,
             name=_name(sociallogin),

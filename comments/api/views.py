@@ -228,7 +228,7 @@ class SsoView(ApiView):
         that does not allow SSO answers 403."""
         data = validated(s.SsoIn, request.data)
         try:
-            site = queries.site_by_key(data["site"])
+            site = queries.site_by_key(site_key=data["site"])
         except NotFound:
             raise NotAuthenticated("Unknown site.") from None
         claims = verify_payload(site, data["payload"])
@@ -262,7 +262,7 @@ class SiteSigninView(ApiView):
     def get(self, request, site_key: str):
         """The sign-in methods the site allows: its host's SSO, a link by email, OpenID Connect
         providers, guest comments. Public: the widget asks it which buttons to show."""
-        return Response(queries.site_signin(queries.site_by_key(site_key)))
+        return Response(queries.site_signin(site=queries.site_by_key(site_key=site_key)))
 
     @extend_schema(
         request=s.SiteSigninIn,
@@ -274,8 +274,8 @@ class SiteSigninView(ApiView):
         if not request.user.is_authenticated:
             raise NotAuthenticated()
         data = validated(s.SiteSigninIn, request.data)
-        site = services.site_signin_update(site=queries.site_by_key(site_key), actor=request.user, **data)
-        return Response(queries.site_signin(site))
+        site = services.site_signin_update(site=queries.site_by_key(site_key=site_key), actor=request.user, **data)
+        return Response(queries.site_signin(site=site))
 
 
 # --- subjects ------------------------------------------------------------------------------
@@ -293,7 +293,7 @@ class SubjectsView(ApiView):
         """Create the subject a site calls ``key`` (the host's own name for the page, such as
         ``article:42``), or return it when it exists: 201 when created, 200 when found."""
         data = validated(s.SubjectIn, request.data)
-        site = queries.site_by_key(data["site"])
+        site = queries.site_by_key(site_key=data["site"])
         subject, created = services.subject_get_or_create(
             site=site, key=data["key"], title=data["title"], url=data["url"], creator=request.user
         )
@@ -310,7 +310,7 @@ class SubjectLookupView(ApiView):
         """The subject a site calls ``key``, or 404: how a host finds the id of a page's
         discussion."""
         params = query_params(request, s.SubjectLookupParams)
-        return Response(subject_out(queries.subject_lookup(params["site"], params["key"])))
+        return Response(subject_out(queries.subject_lookup(site_key=params["site"], key=params["key"])))
 
 
 class SubjectDetailView(ApiView):
@@ -318,7 +318,7 @@ class SubjectDetailView(ApiView):
     def get(self, request, subject_id: int):
         """A subject with its display mode, state and public counts (comments, top-level
         comments)."""
-        subject, _ = queries.subject_for_viewer(subject_id, request.user)
+        subject, _ = queries.subject_for_viewer(subject_id=subject_id, user=request.user)
         return Response(subject_out(subject))
 
     @extend_schema(
@@ -332,7 +332,7 @@ class SubjectDetailView(ApiView):
         if not request.user.is_authenticated:
             raise NotAuthenticated()
         data = validated(s.SubjectPatchIn, request.data)
-        subject, _ = queries.subject_for_viewer(subject_id, request.user)
+        subject, _ = queries.subject_for_viewer(subject_id=subject_id, user=request.user)
         subject = services.subject_update(subject=subject, actor=request.user, **data)
         return Response(subject_out(subject))
 
@@ -349,8 +349,8 @@ class CountsView(ApiView):
         ``Origin``; the site's own origins may read the answer across origins (CORS)."""
         params = query_params(request, s.CountsParams)
         origin = request.headers.get("Origin", "")
-        site_key, origin_allowed = queries.site_for_counts(params.get("site"), origin)
-        response = Response({"counts": queries.subject_counts(site_key, params["key"])})
+        site_key, origin_allowed = queries.site_for_counts(site_key=params.get("site"), origin=origin)
+        response = Response({"counts": queries.subject_counts(site_key=site_key, keys=params["key"])})
         # The widget's loader calls this from the host page: CORS for the site's own origins.
         response["Vary"] = "Origin"
         if origin_allowed:
@@ -393,7 +393,9 @@ class SubjectCommentsView(ApiView):
         # Anything else, and any doubt, takes the usual road.
         if request.method == "GET" and _anonymous_json_reader(request):
             hot = queries.hot_list_page(
-                kwargs["subject_id"], request.META.get("QUERY_STRING", ""), gzip=accepts_gzip(request)
+                subject_id=kwargs["subject_id"],
+                query_string=request.META.get("QUERY_STRING", ""),
+                gzip=accepts_gzip(request),
             )
             if hot is not None:
                 # What DRF's answer says too: its methods, and that a session cookie would
@@ -417,8 +419,8 @@ class SubjectCommentsView(ApiView):
         query_string = request.META.get("QUERY_STRING", "")
         params = query_params(request, s.CommentListParams)
         read = queries.list_comments_json(
-            subject_id,
-            request.user,
+            subject_id=subject_id,
+            user=request.user,
             mode=params.get("mode"),
             sort=params.get("sort"),
             limit=params["limit"],
@@ -441,7 +443,7 @@ class SubjectCommentsView(ApiView):
         if not request.user.is_authenticated:
             raise NotAuthenticated()
         data = validated(s.CommentIn, request.data)
-        subject, viewer = queries.subject_for_viewer(subject_id, request.user)
+        subject, viewer = queries.subject_for_viewer(subject_id=subject_id, user=request.user)
 
         def post() -> tuple[int, dict]:
             comment = services.comment_create(
@@ -454,7 +456,7 @@ class SubjectCommentsView(ApiView):
                 user_agent=request.META.get("HTTP_USER_AGENT", ""),
                 viewer=viewer,
             )
-            return status.HTTP_201_CREATED, queries.present_new_comment(comment, viewer)
+            return status.HTTP_201_CREATED, queries.present_new_comment(comment=comment, viewer=viewer)
 
         return answered_once(request, post)
 
@@ -463,8 +465,8 @@ class CommentDetailView(ApiView):
     @extend_schema(responses={200: s.CommentOut, **error_responses(404)}, summary="A comment")
     def get(self, request, comment_id: int):
         """One comment as the viewer may see it; 404 for a comment they may not."""
-        comment, viewer = queries.comment_for_viewer(comment_id, request.user)
-        return Response(queries.present_comments([comment], viewer)[comment.pk])
+        comment, viewer = queries.comment_for_viewer(comment_id=comment_id, user=request.user)
+        return Response(queries.present_comments(rows=[comment], viewer=viewer)[comment.pk])
 
     @extend_schema(
         request=s.CommentPatchIn,
@@ -477,10 +479,10 @@ class CommentDetailView(ApiView):
         if not request.user.is_authenticated:
             raise NotAuthenticated()
         data = validated(s.CommentPatchIn, request.data)
-        comment, _ = queries.comment_for_viewer(comment_id, request.user)
+        comment, _ = queries.comment_for_viewer(comment_id=comment_id, user=request.user)
         services.comment_edit(comment=comment, editor=request.user, body=data["body"])
-        comment, viewer = queries.comment_for_viewer(comment_id, request.user)
-        return Response(queries.present_comments([comment], viewer)[comment.pk])
+        comment, viewer = queries.comment_for_viewer(comment_id=comment_id, user=request.user)
+        return Response(queries.present_comments(rows=[comment], viewer=viewer)[comment.pk])
 
     @extend_schema(responses={204: None, **error_responses(401, 403, 404)}, summary="Soft-delete (author or moderator)")
     def delete(self, request, comment_id: int):
@@ -488,7 +490,7 @@ class CommentDetailView(ApiView):
         placeholder while it has visible replies; counters follow."""
         if not request.user.is_authenticated:
             raise NotAuthenticated()
-        comment, _ = queries.comment_for_viewer(comment_id, request.user)
+        comment, _ = queries.comment_for_viewer(comment_id=comment_id, user=request.user)
         services.comment_soft_delete(comment=comment, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -504,10 +506,10 @@ class CommentRepliesView(ApiView):
         depth, each with the comment it answers; oldest first unless sorted. 400 for a reply's
         id."""
         params = query_params(request, s.ReplyListParams)
-        comment, viewer = queries.comment_for_viewer(comment_id, request.user)
+        comment, viewer = queries.comment_for_viewer(comment_id=comment_id, user=request.user)
         return _page(
             queries.list_replies(
-                comment, viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor")
+                root=comment, viewer=viewer, sort=params["sort"], limit=params["limit"], cursor=params.get("cursor")
             )
         )
 
@@ -520,8 +522,8 @@ class CommentChainView(ApiView):
     def get(self, request, comment_id: int):
         """A stacked floor's chain: the comment's ancestors from the top-level comment down
         (placeholders included), the comment itself last."""
-        comment, viewer = queries.comment_for_viewer(comment_id, request.user)
-        return Response({"items": queries.comment_chain(comment, viewer)})
+        comment, viewer = queries.comment_for_viewer(comment_id=comment_id, user=request.user)
+        return Response({"items": queries.comment_chain(comment=comment, viewer=viewer)})
 
 
 class CommentTreeView(ApiView):
@@ -534,8 +536,10 @@ class CommentTreeView(ApiView):
         """The comment and every comment under it, depth-first, siblings oldest first, a page at a
         time."""
         params = query_params(request, s.PageParams)
-        comment, viewer = queries.comment_for_viewer(comment_id, request.user)
-        return _page(queries.comment_tree(comment, viewer, limit=params["limit"], cursor=params.get("cursor")))
+        comment, viewer = queries.comment_for_viewer(comment_id=comment_id, user=request.user)
+        return _page(
+            queries.comment_tree(comment=comment, viewer=viewer, limit=params["limit"], cursor=params.get("cursor"))
+        )
 
 
 class UserCommentsView(ApiView):
@@ -548,8 +552,10 @@ class UserCommentsView(ApiView):
         """A user's comments across subjects, newest first: the published ones for others, every
         status of their own for the user themself."""
         params = query_params(request, s.PageParams)
-        author = queries.user_by_id(user_id)
-        return _page(queries.user_comments(author, request.user, limit=params["limit"], cursor=params.get("cursor")))
+        author = queries.user_by_id(user_id=user_id)
+        return _page(
+            queries.user_comments(author=author, user=request.user, limit=params["limit"], cursor=params.get("cursor"))
+        )
 
 
 class FollowView(ApiView):

@@ -3,6 +3,8 @@ flat and stacked, a comment's chain and subtree, a user's comments."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db import connection
 
@@ -13,6 +15,9 @@ from ..rowsql import Sql
 from .cursors import Page, decode_cursor, excluding, head_then_tail, keyset, keyset_after, tail_after_head
 from .present import in_order, present_comments
 from .visibility import Viewer, authenticated, visible_sql
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser
 
 
 def _reply_previews(
@@ -25,7 +30,7 @@ def _reply_previews(
     The roots' subject is named too, for a Citus router query (infra.citus)."""
     if not root_ids or per_root <= 0:
         return {}
-    visible = visible_sql(viewer, "p")
+    visible = visible_sql(viewer=viewer, x="p")
     table = connection.ops.quote_name(Comment._meta.db_table)
     if connection.vendor == "postgresql":
         chosen = (
@@ -49,30 +54,34 @@ def _reply_previews(
 
 
 def list_two_level(
-    subject: Subject, viewer: Viewer, *, sort: str, limit: int, cursor: str | None, replies: int
+    *, subject: Subject, viewer: Viewer, sort: str, limit: int, cursor: str | None, replies: int
 ) -> Page:
     """List 1 of two-level mode: top-level comments, pinned first, then by ``sort``, each with
     its hottest replies."""
     scope = f"two_level:{subject.pk}:{sort}"
     # "depth = 0" is literal so the planner can use the partial indexes of top-level rows.
-    roots = Sql("c.subject_id = %s AND c.depth = 0", (subject.pk,)) & visible_sql(viewer)
+    roots = Sql("c.subject_id = %s AND c.depth = 0", (subject.pk,)) & visible_sql(viewer=viewer)
     pinned_limit = settings.COMMENTS_PINNED_LIMIT
     tail_order = "asc" if sort == "old" else "desc"
 
-    def head_rows(ids):
+    def head_rows(ids: list[int]) -> list[rowsql.CommentRow]:
         return rowsql.fetch_ids(ids, roots)
 
-    def tail_rows(exclude, after, n):
-        return rowsql.fetch(excluding(roots, exclude, after, tail_order), order=(("id", tail_order),), limit=n)
+    def tail_rows(exclude: list[int], after: int | None, n: int) -> list[rowsql.CommentRow]:
+        return rowsql.fetch(
+            excluding(where=roots, exclude=exclude, after=after, order=tail_order), order=(("id", tail_order),), limit=n
+        )
 
-    def first_page_rows(n):
+    def first_page_rows(n: int) -> tuple[list[rowsql.CommentRow], list[rowsql.CommentRow], bool]:
         if sort == "hot":
             hot_limit = settings.COMMENTS_HOT_LIMIT
             rows = rowsql.fetch(
                 roots, order=(("pinned", "desc"), ("hot_score", "desc"), ("id", "desc")), limit=pinned_limit + hot_limit
             )
             head = [c for c in rows if c.pinned][:pinned_limit] + [c for c in rows if not c.pinned][:hot_limit]
-            return head, *tail_after_head(head, rows, pinned_limit + hot_limit, n, tail_rows)
+            return head, *tail_after_head(
+                head=head, rows_read=rows, head_query_limit=pinned_limit + hot_limit, n=n, tail_rows=tail_rows
+            )
         rows = rowsql.fetch(roots, order=(("pinned", "desc"), ("id", tail_order)), limit=n + pinned_limit + 1)
         head = [c for c in rows if c.pinned][:pinned_limit]
         head_ids = {c.pk for c in head}
@@ -89,7 +98,7 @@ def list_two_level(
     )
     previews = _reply_previews(subject.pk, [c.pk for c in page], viewer, replies)
     every = page + [r for rs in previews.values() for r in rs]
-    shown = present_comments(every, viewer)
+    shown = present_comments(rows=every, viewer=viewer)
     items = []
     for c in page:
         item = shown[c.pk]
@@ -98,28 +107,30 @@ def list_two_level(
     return Page(items=items, next_cursor=next_cursor)
 
 
-def list_replies(root: Comment, viewer: Viewer, *, sort: str, limit: int, cursor: str | None) -> Page:
+def list_replies(*, root: Comment, viewer: Viewer, sort: str, limit: int, cursor: str | None) -> Page:
     """List 2 of two-level mode: every visible reply in the thread of ``root``, flattened.
     ``hot`` starts with the ``COMMENTS_HOT_LIMIT`` most liked replies, then the rest oldest
     first."""
     if root.depth != 0:
         raise InvalidInput("Replies are listed for top-level comments only.")
     scope = f"replies:{root.pk}:{sort}"
-    replies = Sql("c.subject_id = %s AND c.root_id = %s", (root.subject_id, root.pk)) & visible_sql(viewer)
+    replies = Sql("c.subject_id = %s AND c.root_id = %s", (root.subject_id, root.pk)) & visible_sql(viewer=viewer)
     if sort in ("old", "new"):
-        after = keyset_after(decode_cursor(cursor, scope))
+        after = keyset_after(position=decode_cursor(cursor=cursor, scope=scope))
         rows, next_cursor = keyset(
-            replies, order="asc" if sort == "old" else "desc", key="id", after=after, limit=limit, scope=scope
+            where=replies, order="asc" if sort == "old" else "desc", key="id", after=after, limit=limit, scope=scope
         )
-        return Page(items=in_order(rows, present_comments(rows, viewer)), next_cursor=next_cursor)
+        return Page(items=in_order(rows, present_comments(rows=rows, viewer=viewer)), next_cursor=next_cursor)
 
-    def tail_rows(exclude, after, n):
-        return rowsql.fetch(excluding(replies, exclude, after, "asc"), order=(("id", "asc"),), limit=n)
+    def tail_rows(exclude: list[int], after: int | None, n: int) -> list[rowsql.CommentRow]:
+        return rowsql.fetch(
+            excluding(where=replies, exclude=exclude, after=after, order="asc"), order=(("id", "asc"),), limit=n
+        )
 
-    def first_page_rows(n):
+    def first_page_rows(n: int) -> tuple[list[rowsql.CommentRow], list[rowsql.CommentRow], bool]:
         hot_limit = settings.COMMENTS_HOT_LIMIT
         head = rowsql.fetch(replies, order=(("like_count", "desc"), ("id", "asc")), limit=hot_limit)
-        return head, *tail_after_head(head, head, hot_limit, n, tail_rows)
+        return head, *tail_after_head(head=head, rows_read=head, head_query_limit=hot_limit, n=n, tail_rows=tail_rows)
 
     page, next_cursor = head_then_tail(
         scope=scope,
@@ -129,18 +140,18 @@ def list_replies(root: Comment, viewer: Viewer, *, sort: str, limit: int, cursor
         head_rows=lambda ids: rowsql.fetch_ids(ids, replies),
         tail_rows=tail_rows,
     )
-    return Page(items=in_order(page, present_comments(page, viewer)), next_cursor=next_cursor)
+    return Page(items=in_order(page, present_comments(rows=page, viewer=viewer)), next_cursor=next_cursor)
 
 
 def list_flat(
-    subject: Subject, viewer: Viewer, *, sort: str, limit: int, cursor: str | None, mode: str = Mode.FLAT
+    *, subject: Subject, viewer: Viewer, sort: str, limit: int, cursor: str | None, mode: str = Mode.FLAT
 ) -> Page:
     """Every visible comment of the subject, every depth, by time; in stacked mode each item
     also carries its chain of ancestors (one more query for all chains of the page)."""
     scope = f"{mode}:{subject.pk}:{sort}"
-    after = keyset_after(decode_cursor(cursor, scope))
+    after = keyset_after(position=decode_cursor(cursor=cursor, scope=scope))
     rows, next_cursor = keyset(
-        Sql("c.subject_id = %s", (subject.pk,)) & visible_sql(viewer),
+        where=Sql("c.subject_id = %s", (subject.pk,)) & visible_sql(viewer=viewer),
         order="asc" if sort == "old" else "desc",
         key="id",
         after=after,
@@ -148,9 +159,9 @@ def list_flat(
         scope=scope,
     )
     if mode != Mode.STACKED:
-        return Page(items=in_order(rows, present_comments(rows, viewer)), next_cursor=next_cursor)
+        return Page(items=in_order(rows, present_comments(rows=rows, viewer=viewer)), next_cursor=next_cursor)
     ancestors = rowsql.fetch_ids({a for c in rows for a in c.ancestor_ids()}, Sql("c.subject_id = %s", (subject.pk,)))
-    shown = present_comments([*rows, *ancestors], viewer)
+    shown = present_comments(rows=[*rows, *ancestors], viewer=viewer)
     items = []
     for c in rows:
         item = dict(shown[c.pk])  # a row of the page may also sit in another row's chain
@@ -159,7 +170,7 @@ def list_flat(
     return Page(items=items, next_cursor=next_cursor)
 
 
-def comment_chain(comment: Comment, viewer: Viewer) -> list[dict]:
+def comment_chain(*, comment: Comment, viewer: Viewer) -> list[dict]:
     """The top-level comment down to ``comment`` itself: ids from the path, rows in one query."""
     ids = paths.split_path(comment.path)
     if comment.reply_to_id is not None and comment.reply_to_id not in ids:
@@ -169,18 +180,18 @@ def comment_chain(comment: Comment, viewer: Viewer) -> list[dict]:
         c.pk: c for c in rowsql.fetch_ids(ids[:-1], Sql("c.subject_id = %s", (comment.subject_id,)))
     }
     rows[comment.pk] = comment
-    shown = present_comments(rows.values(), viewer)
+    shown = present_comments(rows=rows.values(), viewer=viewer)
     return [shown[i] for i in ids if i in shown]
 
 
-def comment_tree(comment: Comment, viewer: Viewer, *, limit: int, cursor: str | None) -> Page:
+def comment_tree(*, comment: Comment, viewer: Viewer, limit: int, cursor: str | None) -> Page:
     """``comment`` and its subtree depth-first, siblings oldest first: one path range scan."""
     scope = f"tree:{comment.pk}"
-    after = keyset_after(decode_cursor(cursor, scope), kind=str)
+    after = keyset_after(position=decode_cursor(cursor=cursor, scope=scope), kind=str)
     low, high = paths.subtree_bounds(comment.path)
-    visible = visible_sql(viewer)
+    visible = visible_sql(viewer=viewer)
     rows, next_cursor = keyset(
-        Sql(
+        where=Sql(
             f"c.subject_id = %s AND c.path >= %s AND c.path < %s AND ({visible.text} OR c.id = %s)",
             (comment.subject_id, low, high, *visible.params, comment.pk),
         ),
@@ -190,10 +201,10 @@ def comment_tree(comment: Comment, viewer: Viewer, *, limit: int, cursor: str | 
         limit=limit,
         scope=scope,
     )
-    return Page(items=in_order(rows, present_comments(rows, viewer)), next_cursor=next_cursor)
+    return Page(items=in_order(rows, present_comments(rows=rows, viewer=viewer)), next_cursor=next_cursor)
 
 
-def user_comments(author: User, user, *, limit: int, cursor: str | None) -> Page:
+def user_comments(*, author: User, user: User | AnonymousUser, limit: int, cursor: str | None) -> Page:
     """A user's comments across subjects, newest first: everything for themself and staff,
     published (and, for mutual followers, friends-only) for others."""
     viewer = Viewer(user=authenticated(user), is_moderator=bool(authenticated(user) and user.is_staff))
@@ -213,15 +224,15 @@ def user_comments(author: User, user, *, limit: int, cursor: str | None) -> Page
                 tuple(friend_params),
             )
     scope = f"user:{author.pk}"
-    after = keyset_after(decode_cursor(cursor, scope))
-    rows, next_cursor = keyset(where, order="desc", key="id", after=after, limit=limit, scope=scope)
-    return Page(items=in_order(rows, present_comments(rows, viewer)), next_cursor=next_cursor)
+    after = keyset_after(position=decode_cursor(cursor=cursor, scope=scope))
+    rows, next_cursor = keyset(where=where, order="desc", key="id", after=after, limit=limit, scope=scope)
+    return Page(items=in_order(rows, present_comments(rows=rows, viewer=viewer)), next_cursor=next_cursor)
 
 
 def list_comments(
+    *,
     subject: Subject,
     viewer: Viewer,
-    *,
     mode: str | None,
     sort: str | None,
     limit: int,
@@ -232,10 +243,10 @@ def list_comments(
     mode = mode or subject.mode
     if mode == Mode.TWO_LEVEL:
         sort = sort or "hot"
-        return list_two_level(subject, viewer, sort=sort, limit=limit, cursor=cursor, replies=replies)
+        return list_two_level(subject=subject, viewer=viewer, sort=sort, limit=limit, cursor=cursor, replies=replies)
     sort = sort or "old"
     if sort == "hot":
         raise InvalidInput(
             "sort=hot is only available in two_level mode.", fields={"sort": ["hot is not allowed in this mode."]}
         )
-    return list_flat(subject, viewer, sort=sort, limit=limit, cursor=cursor, mode=mode)
+    return list_flat(subject=subject, viewer=viewer, sort=sort, limit=limit, cursor=cursor, mode=mode)

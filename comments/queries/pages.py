@@ -3,7 +3,8 @@ gets it, shared, with a signed-in reader's likes laid over it."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from infra import encoding, pagecache
 
@@ -13,6 +14,11 @@ from . import modes, present
 from .cursors import Page
 from .single import subject_for_viewer
 from .visibility import Viewer, authenticated
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser
+
+    from ..models import User
 
 
 def _page_json(page: Page) -> bytes:
@@ -36,10 +42,11 @@ def _variant(options: dict[str, Any]) -> str:
 
 
 def _public_page(subject_id: int, options: dict[str, Any]) -> bytes:
-    return _page_json(modes.list_comments(*subject_for_viewer(subject_id, None), **options))
+    subject, viewer = subject_for_viewer(subject_id=subject_id, user=None)
+    return _page_json(modes.list_comments(subject=subject, viewer=viewer, **options))
 
 
-def hot_list_page(subject_id: int, query_string: str, *, gzip: bool = False) -> tuple[bytes, bool] | None:
+def hot_list_page(*, subject_id: int, query_string: str, gzip: bool = False) -> tuple[bytes, bool] | None:
     """An anonymous reader's page of a hot subject from this process's memory, found by the
     request's raw query string, before the query is validated (it was, when the copy was kept
     by ``list_comments_json``): ``(body, compressed)``, gzip-compressed when ``gzip``; None
@@ -48,9 +55,9 @@ def hot_list_page(subject_id: int, query_string: str, *, gzip: bool = False) -> 
 
 
 def list_comments_json(
-    subject_id: int,
-    user,
     *,
+    subject_id: int,
+    user: User | AnonymousUser | None,
     mode: str | None,
     sort: str | None,
     limit: int,
@@ -68,8 +75,8 @@ def list_comments_json(
     user = authenticated(user)
     options: dict[str, Any] = {"mode": mode, "sort": sort, "limit": limit, "cursor": cursor, "replies": replies}
     if not pagecache.enabled():
-        subject, viewer = subject_for_viewer(subject_id, user)
-        return pagecache.Read(_page_json(modes.list_comments(subject, viewer, **options)), False)
+        subject, viewer = subject_for_viewer(subject_id=subject_id, user=user)
+        return pagecache.Read(_page_json(modes.list_comments(subject=subject, viewer=viewer, **options)), False)
     variant = _variant(options)
     if user is None:
         read = pagecache.shared_entry(subject_id, variant, lambda: _public_page(subject_id, options), stale_ok=True)
@@ -80,15 +87,15 @@ def list_comments_json(
                 # built ahead (one served from those goes on with the same walk).
                 pagecache.preloads.offer(subject_id, read.entry, _following(subject_id, options))
         return read
-    subject, viewer = subject_for_viewer(subject_id, user)
+    subject, viewer = subject_for_viewer(subject_id=subject_id, user=user)
     if viewer.is_moderator or viewer.sees_private:
-        return pagecache.Read(_page_json(modes.list_comments(subject, viewer, **options)), False)
+        return pagecache.Read(_page_json(modes.list_comments(subject=subject, viewer=viewer, **options)), False)
     own = []
 
     def public_from_own() -> bytes:
         # This viewer's page is the public one but for their "liked" flags (counts are the
         # same for everyone), so one read of the database makes both.
-        page = modes.list_comments(subject, viewer, **options)
+        page = modes.list_comments(subject=subject, viewer=viewer, **options)
         own.append(_page_json(page))
         for c in _each_comment(page.items):
             c["liked"] = False
@@ -104,7 +111,7 @@ def _following(subject_id: int, options: dict[str, Any]) -> pagecache.Follow:
     """For ``pagecache.Preloads``: the variant of the page after a page of this list, and its
     build."""
 
-    def follow(entry: bytes):
+    def follow(entry: bytes) -> tuple[str, Callable[[], bytes]] | None:
         next_cursor = _next_cursor(entry)
         if next_cursor is None:
             return None
@@ -114,7 +121,7 @@ def _following(subject_id: int, options: dict[str, Any]) -> pagecache.Follow:
     return follow
 
 
-def _each_comment(items: list[dict]):
+def _each_comment(items: list[dict]) -> Iterator[dict]:
     for item in items:
         yield item
         yield from item.get("replies", ())
@@ -132,7 +139,9 @@ def _with_viewer_likes(entry: bytes, subject_id: int, viewer: Viewer) -> bytes:
     live = hooks.page_like_state([(c["id"], subject_id) for c in shown], viewer.user_id) or {}
     # The viewer's likes the live store does not know, from the database.
     readable = {c["id"] for c in shown if live.get(c["id"], (0, None))[1] is None and c["status"] not in GONE_STATUSES}
-    liked = present.liked_ids(readable, {subject_id}, hooks.liked_sql(viewer.user_id))
+    liked = present.liked_ids(
+        comment_ids=readable, subject_ids={subject_id}, liked_expression=hooks.liked_sql(viewer.user_id)
+    )
     for c in shown:
         count, known = live.get(c["id"], (c["like_count"], None))
         c["like_count"], c["liked"] = count, c["id"] in liked if known is None else known

@@ -3,7 +3,7 @@ contents (carried by list rows, else read in one query) and like state in one ro
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from django.db import connection
@@ -28,7 +28,7 @@ def present_user(user: User | rowsql.UserFace | None) -> dict | None:
 def _is_placeholder(viewer: Viewer, comment: Comment | rowsql.CommentRow | rowsql.ReplyTarget) -> bool:
     """Content hidden from this viewer: deleted/rejected for non-moderators, or a chain ancestor
     the viewer may not read."""
-    return not viewer.is_moderator and (comment.status in GONE_STATUSES or not can_see(viewer, comment))
+    return not viewer.is_moderator and (comment.status in GONE_STATUSES or not can_see(viewer=viewer, comment=comment))
 
 
 def _shown_status(viewer: Viewer, comment: Comment | rowsql.CommentRow, placeholder: bool) -> str:
@@ -60,7 +60,9 @@ def _contents(
         return {row[0]: (row[1], row[2], bool(row[3])) for row in cursor.fetchall()}
 
 
-def liked_ids(comment_ids, subject_ids, liked_expression: tuple[str, list] | None) -> set[int]:
+def liked_ids(
+    *, comment_ids: Collection[int], subject_ids: Collection[int], liked_expression: tuple[str, list] | None
+) -> set[int]:
     """Which of ``comment_ids`` (of ``subject_ids``) the expression (``hooks.liked_sql``, over
     ``cc``) holds for: the viewer's likes, in one query by primary key; none without one."""
     if not comment_ids or liked_expression is None:
@@ -77,14 +79,14 @@ def liked_ids(comment_ids, subject_ids, liked_expression: tuple[str, list] | Non
         return {row[0] for row in cursor.fetchall()}
 
 
-def present_new_comment(comment: Comment, viewer: Viewer) -> dict:
+def present_new_comment(*, comment: Comment, viewer: Viewer) -> dict:
     """The API shape of a comment ``comment_create`` has just written: its content row is at
     hand and nobody likes it yet, so nothing is read."""
-    return present_comments([comment], viewer, just_written=True)[comment.pk]
+    return present_comments(rows=[comment], viewer=viewer, just_written=True)[comment.pk]
 
 
 def present_comments(
-    rows: Iterable[Comment | rowsql.CommentRow], viewer: Viewer, *, just_written: bool = False
+    *, rows: Iterable[Comment | rowsql.CommentRow], viewer: Viewer, just_written: bool = False
 ) -> dict[int, dict]:
     """API-shaped dicts for ``rows``: what the page needs beyond the rows is read first
     (``_page_extras``: the contents list rows do not carry, in one query, and the like state
@@ -130,7 +132,9 @@ def _page_extras(page: list[rowsql.CommentRow], viewer: Viewer, placeholders: di
     contents = _contents([pk for pk in readable if pk not in carried], subjects, liked_expression)
     if carried:
         shown = [pk for pk in readable if pk in carried]
-        liked = liked_ids([pk for pk in shown if pk in unknown], subjects, liked_expression)
+        liked = liked_ids(
+            comment_ids=[pk for pk in shown if pk in unknown], subject_ids=subjects, liked_expression=liked_expression
+        )
         contents.update((pk, (*carried[pk], pk in liked)) for pk in shown)
     return _Extras(like_state, unknown, contents)
 
@@ -169,5 +173,5 @@ def _shape(c: rowsql.CommentRow, viewer: Viewer, placeholder: bool, extras: _Ext
     }
 
 
-def in_order(rows: list[Comment], shown: dict[int, dict]) -> list[dict]:
+def in_order(rows: list[rowsql.CommentRow], shown: dict[int, dict]) -> list[dict]:
     return [shown[c.pk] for c in rows]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db import connection
 from django.db.models import TextField
@@ -17,17 +18,22 @@ from ..exceptions import InvalidInput, NotFound
 from ..models import Comment, Site, Status, Subject, SubjectKey, User, Visibility
 from .visibility import Viewer, authenticated, can_see, sees_private_sql, viewer_sql
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser
+
 _SUBJECT_COLUMNS = rowsql.ModelColumns(Subject, "s")
 _SITE_COLUMNS = rowsql.ModelColumns(Site, "t")
 _SUBJECT_SITE = Subject._meta.get_field("site")
 
 
-def subject_for_viewer(subject_id: int, user) -> tuple[Subject, Viewer]:
+def subject_for_viewer(*, subject_id: int, user: User | AnonymousUser | None) -> tuple[Subject, Viewer]:
     """The subject with its site, and the viewer's role and friends there and whether they see
     comments the public does not, in one query of fixed text (read on every list request)."""
-    viewer_columns, params = viewer_sql(user, "s.site_id")
+    viewer_columns, params = viewer_sql(user=user, site_ref="s.site_id")
     user = authenticated(user)
-    private, private_params = sees_private_sql(user.pk, "s.id") if user is not None else ("0 = 1", [])
+    private, private_params = (
+        sees_private_sql(user_id=user.pk, subject_ref="s.id") if user is not None else ("0 = 1", [])
+    )
     sql = (
         f"SELECT {_SUBJECT_COLUMNS.sql}, {_SITE_COLUMNS.sql}, {viewer_columns}, {private} "
         f"FROM {connection.ops.quote_name(Subject._meta.db_table)} s "
@@ -48,13 +54,13 @@ def subject_for_viewer(subject_id: int, user) -> tuple[Subject, Viewer]:
     return subject, viewer
 
 
-def subject_lookup(site_key: str, key: str) -> Subject:
+def subject_lookup(*, site_key: str, key: str) -> Subject:
     """The subject a site calls ``key``, with its site. The site and the subject's id come from
     the shared cache the embed page keeps (``embed_target``), else each from a probe of one
     table by its key; then the subject by id. On Citus each probe goes to one shard, where a
     join of the key table and the subjects (distributed by different columns) would ask them
     all."""
-    site, subject_id = embed_target(site_key, key)
+    site, subject_id = embed_target(site_key=site_key, key=key)
     subject = Subject.objects.filter(pk=subject_id).first() if subject_id is not None else None
     if subject is None:
         raise NotFound("Unknown subject.")
@@ -62,24 +68,24 @@ def subject_lookup(site_key: str, key: str) -> Subject:
     return subject
 
 
-def subject_id_by_key(site: Site, key: str) -> int | None:
+def subject_id_by_key(*, site: Site, key: str) -> int | None:
     """The id of the subject ``site`` calls ``key``, or None."""
-    return subject_ids_by_key(site, [key]).get(key)
+    return subject_ids_by_key(site=site, keys=[key]).get(key)
 
 
-def subject_ids_by_key(site: Site, keys: Iterable[str]) -> dict[str, int]:
+def subject_ids_by_key(*, site: Site, keys: Iterable[str]) -> dict[str, int]:
     """The ids of the subjects ``site`` calls ``keys`` (those it has), by key."""
     return dict(SubjectKey.objects.filter(site=site, key__in=list(keys)).values_list("key", "subject_id"))
 
 
-def site_by_key(site_key: str) -> Site:
+def site_by_key(*, site_key: str) -> Site:
     site = Site.objects.filter(key=site_key).first()
     if site is None:
         raise NotFound("Unknown site.")
     return site
 
 
-def site_signin(site: Site) -> dict:
+def site_signin(*, site: Site) -> dict:
     """The sign-in methods a site allows (API.md, "Sign-in methods")."""
     return {
         "site": site.key,
@@ -92,7 +98,7 @@ def site_signin(site: Site) -> dict:
     }
 
 
-def embed_target(site_key: str, key: str) -> tuple[Site, int | None]:
+def embed_target(*, site_key: str, key: str) -> tuple[Site, int | None]:
     """The site and the id of its subject ``key`` (None: nobody has commented yet), for the
     embed page, its fragments and lookups by key, from the shared cache when it has them: a
     subject's id never changes, and a site's cached row is dropped whenever the site is saved
@@ -106,7 +112,7 @@ def embed_target(site_key: str, key: str) -> tuple[Site, int | None]:
     if site is None:
         site = _site_read_to_cache(site_key)
     if subject_id is None:
-        subject_id = subject_id_by_key(site, key)
+        subject_id = subject_id_by_key(site=site, key=key)
         if subject_id is not None:
             pagecache.lookup_set(subject_name, subject_id)
     if subject_id is not None:
@@ -119,7 +125,7 @@ def _site_read_to_cache(site_key: str) -> Site:
     # Cached for every reader, so read with every write made before (a site's settings just
     # saved must not come back from a replica that has not replayed them).
     with replicas.current_reads():
-        site = site_by_key(site_key)
+        site = site_by_key(site_key=site_key)
     pagecache.lookup_set(pagecache.site_key(site_key), site)
     return site
 
@@ -130,16 +136,16 @@ DEMO_SITE_KEY = "demo"
 
 def demo_host_url() -> str | None:
     """The demo host page (the demo site's first allowed origin), or None without the demo."""
-    origins = site_allowed_origins(DEMO_SITE_KEY)
+    origins = site_allowed_origins(site_key=DEMO_SITE_KEY)
     return f"{origins[0]}/" if origins else None
 
 
-def site_allowed_origins(site_key: str) -> list[str]:
+def site_allowed_origins(*, site_key: str) -> list[str]:
     """The origins allowed to embed the site's widget (and read its counts); none if unknown."""
     return _stripped_origins(Site.objects.filter(key=site_key).values_list("allowed_origins", flat=True).first())
 
 
-def site_for_counts(site_key: str | None, origin: str) -> tuple[str, bool]:
+def site_for_counts(*, site_key: str | None, origin: str) -> tuple[str, bool]:
     """The site whose counts a request reads, and whether its ``Origin`` may read them from
     the browser (CORS). A page with counts but no widget (a listing page) names no site: the
     site is then the one whose allowed origins hold the page's origin, as the loader's two
@@ -147,7 +153,7 @@ def site_for_counts(site_key: str | None, origin: str) -> tuple[str, bool]:
     none, or to several. One query."""
     origin = origin.rstrip("/")
     if site_key:
-        return site_key, bool(origin) and origin in site_allowed_origins(site_key)
+        return site_key, bool(origin) and origin in site_allowed_origins(site_key=site_key)
     if origin:
         # The list's JSON text holds '"<origin>' when the list may hold the origin (the same
         # text on PostgreSQL's jsonb and SQLite's); the exact match is made on the rows read.
@@ -165,11 +171,11 @@ def site_for_counts(site_key: str | None, origin: str) -> tuple[str, bool]:
     )
 
 
-def _stripped_origins(origins) -> list[str]:
+def _stripped_origins(origins: object) -> list[str]:
     return [o.rstrip("/") for o in origins if isinstance(o, str)] if isinstance(origins, list) else []
 
 
-def subject_counts(site_key: str, keys: list[str]) -> dict[str, int]:
+def subject_counts(*, site_key: str, keys: list[str]) -> dict[str, int]:
     """Public comment counts for many subject keys of one site, unknown keys 0, one query."""
     found = dict(Subject.objects.filter(site__key=site_key, key__in=keys).values_list("key", "comment_count"))
     return {key: found.get(key, 0) for key in keys}
@@ -183,12 +189,14 @@ _AUTHOR_AND_TARGET = rowsql.columns_sql(rowsql.AUTHOR_AND_TARGET)
 _COMMENT_SITE_COLUMNS = rowsql.ModelColumns(Site, "st")  # "t" is the replied-to comment there
 
 
-def comment_for_viewer(comment_id: int, user, *, subject_id: int | None = None) -> tuple[Comment, Viewer]:
+def comment_for_viewer(
+    *, comment_id: int, user: User | AnonymousUser | None, subject_id: int | None = None
+) -> tuple[Comment, Viewer]:
     """One comment with its author's public face, what it replies to, its subject and site, and
     the viewer's role, in one query of fixed text; ``NotFound`` when the viewer may not see it
     (placeholders count as visible), or when it is not a comment of ``subject_id`` if given (a
     link's comment asked for by the widget of one discussion)."""
-    viewer_columns, params = viewer_sql(user, "s.site_id")
+    viewer_columns, params = viewer_sql(user=user, site_ref="s.site_id")
     q = connection.ops.quote_name
     sql = (
         f"SELECT {_COMMENT_COLUMNS.sql}, {_AUTHOR_AND_TARGET}, "
@@ -225,7 +233,7 @@ def comment_for_viewer(comment_id: int, user, *, subject_id: int | None = None) 
     viewer = Viewer(
         user=user, is_moderator=bool(is_moderator), _friends=rowsql.parse_id_text(friends) if user else set()
     )
-    if not can_see(viewer, comment):
+    if not can_see(viewer=viewer, comment=comment):
         raise NotFound("Unknown comment.")
     return comment, viewer
 
@@ -255,31 +263,31 @@ def _comment_row(comment_id: int) -> tuple[int, int, str, str, str]:
     return row
 
 
-def comment_place(comment_id: int) -> tuple[int, int]:
+def comment_place(*, comment_id: int) -> tuple[int, int]:
     """``(subject_id, site_id)`` of a comment, whoever may see it (facts that never change, so
     callers may keep them); ``NotFound`` for an unknown id."""
     subject_id, site_id, *_ = _comment_row(comment_id)
     return subject_id, site_id
 
 
-def comment_ref_for_viewer(comment_id: int, user) -> CommentRef:
+def comment_ref_for_viewer(*, comment_id: int, user: User | AnonymousUser | None) -> CommentRef:
     """A comment ``user`` may see, for acting on it: a published public comment is visible to
     everyone, so one narrow primary-key read settles it; anything else takes the full check
     of ``comment_for_viewer``. ``NotFound`` otherwise."""
     subject_id, site_id, status, visibility, subject_state = _comment_row(comment_id)
     if status != Status.PUBLISHED or visibility != Visibility.PUBLIC:
-        comment, _ = comment_for_viewer(comment_id, user)
+        comment, _ = comment_for_viewer(comment_id=comment_id, user=user)
         status = comment.status
     return CommentRef(comment_id, subject_id, site_id, status, subject_state)
 
 
-def comment_floors(comment_ids: Iterable[int]) -> dict[int, int]:
+def comment_floors(*, comment_ids: Iterable[int]) -> dict[int, int]:
     """Floor numbers by comment id, whoever may see the comments (a number tells nothing of
     its comment), in one query."""
     return dict(Comment.objects.filter(pk__in=list(comment_ids)).values_list("pk", "floor"))
 
 
-def user_by_id(user_id: int) -> User:
+def user_by_id(*, user_id: int) -> User:
     user = User.objects.filter(pk=user_id, is_active=True).first()
     if user is None:
         raise NotFound("Unknown user.")

@@ -7,6 +7,7 @@ they agree on every status, visibility and kind of viewer."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 from django.db import connection
 
@@ -16,6 +17,9 @@ from .. import paths, rowsql
 from ..exceptions import OtherSiteSignIn
 from ..models import GONE_STATUSES, Comment, Site, Status, User, Visibility
 from ..rowsql import Sql
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser
 
 # The rule. A live row is seen by everyone when published and public; by its author in any of
 # these statuses; by its author's mutual followers when published for friends. A gone row
@@ -69,11 +73,12 @@ class Viewer:
         return user_id is not None and user_id in self.friend_ids()
 
 
-def authenticated(user) -> User | None:
-    return user if user is not None and getattr(user, "is_authenticated", False) else None
+def authenticated(user: User | AnonymousUser | None) -> User | None:
+    # Only a signed-in ``User`` is authenticated (``AnonymousUser.is_authenticated`` is False).
+    return cast("User", user) if user is not None and getattr(user, "is_authenticated", False) else None
 
 
-def acts_on_site(user, site: Site | int) -> bool:
+def acts_on_site(*, user: User | AnonymousUser | None, site: Site | int) -> bool:
     """Whether ``user``'s sign-in is good on the site (``site``: the row or its id). A bearer
     token issued by a site's sign-in (its SSO, an email link, a provider, a guest's form) is
     good on that site alone, so a site's operator, who can sign anyone in by its SSO, cannot
@@ -83,31 +88,31 @@ def acts_on_site(user, site: Site | int) -> bool:
     return scope is None or scope == getattr(site, "pk", site)
 
 
-def check_acts_on_site(user, site: Site | int) -> None:
+def check_acts_on_site(*, user: User | AnonymousUser | None, site: Site | int) -> None:
     """Refuse (``OtherSiteSignIn``) a write of ``user`` on a site their sign-in is not good on:
     every write a reader makes (a comment, a reply, an edit, a delete, a like, a report, a
     subject) asks this first."""
-    if not acts_on_site(user, site):
+    if not acts_on_site(user=user, site=site):
         raise OtherSiteSignIn()
 
 
-def is_site_moderator(user, site: Site | int) -> bool:
+def is_site_moderator(*, user: User | AnonymousUser | None, site: Site | int) -> bool:
     """Whether ``user`` moderates the site (``site``: the row or its id); staff moderate all.
     Nobody moderates a site their sign-in is not good on (``acts_on_site``)."""
     user = authenticated(user)
-    if user is None or not acts_on_site(user, site):
+    if user is None or not acts_on_site(user=user, site=site):
         return False
     if user.is_staff:
         return True
     return Site.moderators.through.objects.filter(site_id=getattr(site, "pk", site), user_id=user.pk).exists()
 
 
-def viewer_for(user, site: Site) -> Viewer:
+def viewer_for(*, user: User | AnonymousUser | None, site: Site) -> Viewer:
     user = authenticated(user)
-    return Viewer(user=user, is_moderator=is_site_moderator(user, site))
+    return Viewer(user=user, is_moderator=is_site_moderator(user=user, site=site))
 
 
-def viewer_sql(user, site_ref: str) -> tuple[str, list]:
+def viewer_sql(*, user: User | AnonymousUser | None, site_ref: str) -> tuple[str, list]:
     """Two SQL columns, whether ``user`` moderates the site at ``site_ref`` and the user's
     friend ids as text, so the viewer rides along with the row being read."""
     user = authenticated(user)
@@ -128,7 +133,7 @@ def viewer_sql(user, site_ref: str) -> tuple[str, list]:
 # --- the rule, for one loaded row ------------------------------------------------------------
 
 
-def can_see(viewer: Viewer, comment) -> bool:
+def can_see(*, viewer: Viewer, comment: Comment | rowsql.CommentRow | rowsql.ReplyTarget) -> bool:
     """``visible_sql`` for one loaded row (a model or a list row)."""
     if viewer.is_moderator:
         return True
@@ -138,7 +143,7 @@ def can_see(viewer: Viewer, comment) -> bool:
         if viewer.user is None:
             return False
         # The rare case (a gone row without public descendants): ask the list filter itself.
-        return bool(rowsql.fetch_ids([comment.pk], visible_sql(viewer)))
+        return bool(rowsql.fetch_ids([comment.pk], visible_sql(viewer=viewer)))
     shown_as = (comment.status, comment.visibility)
     if shown_as == SEEN_BY_ALL:
         return True
@@ -158,7 +163,7 @@ def private_sql(x: str = "c") -> str:
     return f"({x}.status IN ({_PRIVATE}) OR {x}.visibility = '{SEEN_BY_FRIENDS[1]}')"
 
 
-def sees_private_sql(user_id: int, subject_ref: str) -> tuple[str, list]:
+def sees_private_sql(*, user_id: int, subject_ref: str) -> tuple[str, list]:
     """Does ``user_id`` see comments of the subject at ``subject_ref`` that the public does not:
     are they, or any of their mutual followers, the author of a pending, shadow or friends-only
     comment there? Index probes per author (``comment_private_authors``)."""
@@ -186,7 +191,7 @@ def _seen_only_by(x: str, user_id: int, friend_ids: set[int]) -> tuple[str, list
     return f"({sql})", params
 
 
-def visible_sql(viewer: Viewer, x: str = "c") -> Sql:
+def visible_sql(*, viewer: Viewer, x: str = "c") -> Sql:
     """Rows (of alias ``x``) that ``viewer`` may see, placeholders included. A deleted or
     rejected comment stays as a placeholder while its subtree holds anything this viewer sees:
     public comments (``descendant_count``) or, for a signed-in viewer, their own and their

@@ -64,9 +64,9 @@ def comment_create(
     if visibility not in Visibility.values:
         raise InvalidInput("Unknown visibility.", fields={"visibility": [f"Must be one of {Visibility.values}."]})
     site = subject.site
-    check_acts_on_site(author, site)
+    check_acts_on_site(user=author, site=site)
     if viewer is None:
-        viewer = viewer_for(author, site)
+        viewer = viewer_for(user=author, site=site)
     check_subject_open(subject_state=subject.state, site_id=site.pk, user=author, is_moderator=viewer.is_moderator)
     parent = None
     if reply_to_id is not None:
@@ -78,7 +78,7 @@ def comment_create(
                 "reply_to_id belongs to another subject.",
                 fields={"reply_to_id": ["The comment replied to is in another subject."]},
             )
-        if parent.status in GONE_STATUSES or not can_see(viewer, parent):
+        if parent.status in GONE_STATUSES or not can_see(viewer=viewer, comment=parent):
             raise NotFound("The comment replied to does not exist.")
 
     check = hooks.ContentCheck(site=site, subject=subject, author=author, body=body, is_moderator=viewer.is_moderator)
@@ -205,8 +205,8 @@ def comment_set_flags(
 def comment_soft_delete(*, comment: Comment, actor: User) -> Comment:
     """Delete as the author or a site moderator: the row stays (a placeholder while it has
     visible replies) and counters drop."""
-    check_acts_on_site(actor, comment.subject.site_id)
-    is_mod = is_site_moderator(actor, comment.subject.site)
+    check_acts_on_site(user=actor, site=comment.subject.site_id)
+    is_mod = is_site_moderator(user=actor, site=comment.subject.site)
     if comment.author_id != actor.pk and not is_mod:
         raise PermissionDenied("Only the author or a moderator may delete this comment.")
     if (
@@ -233,12 +233,12 @@ def comment_edit(*, comment: Comment, editor: User, body: object) -> Comment:
     read, to refuse early, and again on the rows as they are under the lock, which is what
     changes. If a moderator changed the comment's status meanwhile, their decision stands (the
     second check looks at the new text again)."""
-    check_acts_on_site(editor, comment.subject.site_id)
+    check_acts_on_site(user=editor, site=comment.subject.site_id)
     check_editable(comment, editor)
     body = check_body(body)
     subject = comment.subject
     site = subject.site
-    viewer = viewer_for(editor, site)
+    viewer = viewer_for(user=editor, site=site)
     check_subject_open(subject_state=subject.state, site_id=site.pk, user=editor, is_moderator=viewer.is_moderator)
     check = hooks.ContentCheck(
         site=site, subject=subject, author=editor, body=body, is_moderator=viewer.is_moderator, comment=comment

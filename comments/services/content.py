@@ -68,7 +68,7 @@ def check_body(body: object) -> str:
     return body
 
 
-def check_subject_open(*, subject_state: str, site_id: int, user, is_moderator: bool | None = None) -> None:
+def check_subject_open(*, subject_state: str, site_id: int, user: User, is_moderator: bool | None = None) -> None:
     """Refuse ``user``'s write in a closed subject (``SubjectClosed``) unless they moderate its
     site: a closed discussion is read-only for everyone else. Every write a reader makes in a
     subject asks this (a comment or reply, a like or unlike, an edit, a report); an author may
@@ -78,7 +78,7 @@ def check_subject_open(*, subject_state: str, site_id: int, user, is_moderator: 
     if subject_state != SubjectState.CLOSED:
         return
     if is_moderator is None:
-        is_moderator = is_site_moderator(user, site_id)
+        is_moderator = is_site_moderator(user=user, site=site_id)
     if not is_moderator:
         raise SubjectClosed()
 

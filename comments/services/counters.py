@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Case, F, Value, When
+from django.db.models import Case, F, QuerySet, Value, When
 
 from .. import paths
 from ..models import (
@@ -34,7 +34,7 @@ def subject_reconcile_counters(*, subject_id: int) -> ReconcileReport:
 
     counted = Q(status=Status.PUBLISHED, visibility=Visibility.PUBLIC)
 
-    def count_of(qs):
+    def count_of(qs: QuerySet[Comment]) -> Coalesce:
         return Coalesce(
             Subquery(qs.order_by().values("subject_id").annotate(n=Count("pk")).values("n")[:1]),
             Value(0),

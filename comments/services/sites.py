@@ -49,7 +49,7 @@ def site_signin_update(
     only. ``oidc`` names providers the service is configured with (ACCOUNTS_OIDC_PROVIDERS);
     ``guest_moderation`` (``pre`` or ``post``) is how guests' comments are moderated.
     Saved as a model save, so cached copies of the site (and its embed pages) go."""
-    if not is_site_moderator(actor, site):
+    if not is_site_moderator(user=actor, site=site):
         raise PermissionDenied("Only moderators of this site may change how readers sign in.")
     changes: dict[str, object] = {
         "signin_sso": sso,
@@ -81,8 +81,8 @@ def subject_get_or_create(
     its key's row, then by id: two probes that Citus routes to one shard each. ``creator``: the
     signed-in user who asks, whose sign-in must be good on the site."""
     if creator is not None:
-        check_acts_on_site(creator, site)
-    subject_id = subject_id_by_key(site, key)
+        check_acts_on_site(user=creator, site=site)
+    subject_id = subject_id_by_key(site=site, key=key)
     if subject_id is None:
         subject = Subject(site=site, key=key, title=title, url=url, mode=site.default_mode)
         subject_id = subjects_create(site, [subject])[key]
@@ -115,7 +115,7 @@ def subjects_create(site: Site, subjects: list[Subject]) -> dict[str, int]:
         keys = list({s.key: None for s in subjects})
         winners: dict[str, int] = {}
         for start in range(0, len(keys), _SUBJECTS_BATCH):
-            winners.update(subject_ids_by_key(site, keys[start : start + _SUBJECTS_BATCH]))
+            winners.update(subject_ids_by_key(site=site, keys=keys[start : start + _SUBJECTS_BATCH]))
         losers = [s.pk for s in subjects if winners[s.key] != s.pk]
         if losers:
             Subject.objects.filter(pk__in=losers).delete()
@@ -131,7 +131,7 @@ def subject_update(
 ) -> Subject:
     """Change a subject's display mode, state or title; site moderators only. A mode is a view
     over the same paths, so switching it moves no row."""
-    if not is_site_moderator(actor, subject.site):
+    if not is_site_moderator(user=actor, site=subject.site):
         raise PermissionDenied("Only moderators of this site may change the subject.")
     changes: dict[str, object] = {}
     if mode is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import string
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -429,7 +429,7 @@ def _lock_in_order(subject_ids: list[int], comment_ids: list[int]) -> None:
                 cursor.execute(_statement(("lock", table), build), {"ids": ids})
 
 
-def _insert(model: type[Comment] | type[CommentContent], columns, instances: Sequence) -> None:
+def _insert(model: type[Comment | CommentContent], columns: Sequence[tuple[str, str]], instances: Sequence) -> None:
     """The instances' rows (``columns``): COPY on PostgreSQL from ``_COPY_FROM`` rows on, one
     INSERT per row otherwise (and on SQLite), run as one ``executemany``."""
     rows = [_row(instance, columns) for instance in instances]
@@ -592,7 +592,7 @@ def pages_change(subject_id: int) -> None:
     pages_change_many([subject_id])
 
 
-def pages_change_many(subject_ids) -> None:
+def pages_change_many(subject_ids: Iterable[int]) -> None:
     """``pages_change`` for many subjects, in one round trip to the cache each time."""
     subject_ids = sorted(set(subject_ids))
     pagecache.subjects_changed(subject_ids)

@@ -3,18 +3,20 @@ who took what: a site's export, a person's own data."""
 
 from __future__ import annotations
 
+from typing import BinaryIO
+
 from comments.models import Comment, ExternalIdentity, Site, Subject, User
 from infra import replicas
 
 from .audit import audit
 
 
-def site_export(*, site: Site, format: str, out, actor: User | None = None) -> dict:
+def site_export(*, site: Site, format: str, out: BinaryIO, actor: User | None = None) -> dict:
     """Write the site's export (``format`` json or disqus) to the binary stream ``out``, and
     audit it; returns what it held."""
     from .. import queries
 
-    chunks = queries.site_export_json(site) if format == "json" else queries.site_export_disqus(site)
+    chunks = queries.site_export_json(site=site) if format == "json" else queries.site_export_disqus(site=site)
     for chunk in chunks:
         out.write(chunk)
     written = {

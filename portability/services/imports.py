@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -39,6 +40,9 @@ from .authors import Authors
 from .staging import Staged, StagedRun
 from .summary import ImportBusy, ImportSummary, Progress, remember
 from .threads import place_threads
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import AsyncResult, Pool
 
 
 def import_file(
@@ -91,14 +95,14 @@ class _site_import_lock:
     def __init__(self, site: Site):
         self.site_id = site.pk
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         if (
             connection.vendor == "postgresql"
             and not fetch("SELECT pg_try_advisory_lock(%s, %s)", [self.KEY, self.site_id])[0][0]
         ):
             raise ImportBusy("Another import into this site is running; try again when it has finished.")
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         if connection.vendor == "postgresql":
             fetch("SELECT pg_advisory_unlock(%s, %s)", [self.KEY, self.site_id])
 
@@ -398,7 +402,7 @@ class _ImportJob:
                 review_task_open(comment_id=comment_id, reasons=[f"import:{self.source}"])
 
 
-def _render_pool(workers: int):
+def _render_pool(workers: int) -> Pool | None:
     """Processes that convert and render bodies (the import's biggest cost), forked from this
     one, which has everything loaded; they touch no database. None for one worker."""
     if workers <= 1:
@@ -408,13 +412,13 @@ def _render_pool(workers: int):
     return multiprocessing.get_context("fork").Pool(workers)
 
 
-def _render_start(pool, rows: list[Staged]):
+def _render_start(pool: Pool | None, rows: list[Staged]) -> AsyncResult[list[tuple[str, str]]] | None:
     if pool is None or not rows:
         return None
     return pool.map_async(_render, [(r.body, r.markup) for r in rows], chunksize=100)
 
 
-def _render_finish(rows: list[Staged], rendering) -> None:
+def _render_finish(rows: list[Staged], rendering: AsyncResult[list[tuple[str, str]]] | None) -> None:
     results = rendering.get() if rendering is not None else map(_render, ((r.body, r.markup) for r in rows))
     for row, rendered in zip(rows, results, strict=True):
         row.rendered = rendered

@@ -51,7 +51,7 @@ STAGED_COLUMNS = (
 )
 
 
-def staged_row(run_id: int, seq: int, record) -> tuple:
+def staged_row(run_id: int, seq: int, record: formats.Thread | formats.Comment) -> tuple:
     if isinstance(record, formats.Thread):
         keys = "\n".join(k.replace("\n", " ") for k in record.keys)
         return (

@@ -5,7 +5,7 @@ caches of what it met before."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 EXAMPLES = 5  # where-in-the-file examples kept per reason
@@ -18,7 +18,7 @@ class ImportBusy(Exception):
     """Another import into the same site is running."""
 
 
-def remember(cache: dict, key, value) -> None:
+def remember(cache: dict, key: Hashable, value: object) -> None:
     """``cache[key] = value``, the cache emptied first once it holds ``CACHE_LIMIT`` entries."""
     if len(cache) >= CACHE_LIMIT:
         cache.clear()
@@ -50,7 +50,7 @@ class ImportSummary:
         self.notes[reason] += count
         self._example(reason, where)
 
-    def _example(self, reason: str, where) -> None:
+    def _example(self, reason: str, where: str | Sequence[str]) -> None:
         kept = self.examples[reason]
         for place in [where] if isinstance(where, str) else where:
             if len(kept) < EXAMPLES:

@@ -53,7 +53,7 @@ def _subjects_for(staged: StagedRun, subjects: dict[str, int], rows: list[tuple]
     ]
     every_key = {k for t in threads for k in t[1]}
     urls = {t[2] for t in threads if t[2]}
-    by_key = subject_ids_by_key(staged.site, every_key)
+    by_key = subject_ids_by_key(site=staged.site, keys=every_key)
     by_url: dict[str, int] = {}
     if urls:
         for url, pk in Subject.objects.filter(site=staged.site, url__in=urls).order_by("pk").values_list("url", "pk"):

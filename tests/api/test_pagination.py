@@ -422,7 +422,7 @@ def test_a_signed_cursor_with_a_malformed_position_is_invalid_not_a_server_error
         (f"{API}/users/{world.author.pk}/comments", {}, f"user:{world.author.pk}"),
     ]
     for (url, params, scope), position in [(x, p) for x in scopes for p in MALFORMED_POSITIONS]:
-        response = api.get(url, {**params, "cursor": queries.encode_cursor(scope, position)})  # type: ignore[arg-type]  # malformed on purpose
+        response = api.get(url, {**params, "cursor": queries.encode_cursor(scope=scope, position=position)})  # type: ignore[arg-type]  # malformed on purpose
         assert response.status_code in (200, 400), (url, position, response.status_code, response.content[:300])
         if response.status_code == 400:
             assert_error(response, 400, "invalid")

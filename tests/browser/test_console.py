@@ -234,7 +234,7 @@ def test_dismissing_the_reports_of_a_published_comment_from_its_task_page(page, 
     comment = CommentFactory(subject=subject, body="The contractor's own report says the steel came late.")
     reader = UserFactory(username="touchy", display_name="Touchy Reader")
     report_create(
-        comment=comment_ref_for_viewer(comment.id, reader),
+        comment=comment_ref_for_viewer(comment_id=comment.id, user=reader),
         reporter=reader,
         reason="abuse",
         detail="rude to the contractor",

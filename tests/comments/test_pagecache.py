@@ -293,7 +293,7 @@ def test_concurrent_misses_rebuild_a_page_once(subject, monkeypatch):
         try:
             start.wait()
             answer = queries.list_comments_json(
-                subject.pk, None, mode="flat", sort=None, limit=20, cursor=None, replies=3
+                subject_id=subject.pk, user=None, mode="flat", sort=None, limit=20, cursor=None, replies=3
             )
             pages.append(answer.entry)
         except Exception as exc:  # noqa: BLE001 - reported by the assert below
@@ -315,7 +315,9 @@ def test_a_page_built_leaves_no_rebuild_flag_behind(subject, django_capture_on_c
     # Kept in the same round trip as the entry; a flag left behind would make the next reader
     # after a write wait for a build nobody is making.
     CommentFactory(subject=subject)
-    queries.list_comments_json(subject.pk, None, mode="flat", sort=None, limit=20, cursor=None, replies=3)
+    queries.list_comments_json(
+        subject_id=subject.pk, user=None, mode="flat", sort=None, limit=20, cursor=None, replies=3
+    )
     key = pagecache.entry_key(subject.pk, "api:flat::20:3:")
     assert cache.get(key) is not None
     assert cache.get(pagecache._flight_key(key)) is None
@@ -323,7 +325,9 @@ def test_a_page_built_leaves_no_rebuild_flag_behind(subject, django_capture_on_c
     with django_capture_on_commit_callbacks(execute=True):
         services.comment_create(subject=subject, author=UserFactory(), body="later words")
     with Hits() as reads:
-        again = queries.list_comments_json(subject.pk, None, mode="flat", sort=None, limit=20, cursor=None, replies=3)
+        again = queries.list_comments_json(
+            subject_id=subject.pk, user=None, mode="flat", sort=None, limit=20, cursor=None, replies=3
+        )
     assert (reads.hits, reads.misses) == (0, 1) and b"later words" in again.entry
     assert cache.get(pagecache._flight_key(key)) is None
 
@@ -410,7 +414,9 @@ def test_a_hot_page_is_answered_by_its_raw_query_until_the_subject_changes(
 
 def walk_page(subject, cursor=None) -> dict:
     """An anonymous reader's flat page of two, as the API view reads it."""
-    read = queries.list_comments_json(subject.pk, None, mode="flat", sort=None, limit=2, cursor=cursor, replies=3)
+    read = queries.list_comments_json(
+        subject_id=subject.pk, user=None, mode="flat", sort=None, limit=2, cursor=cursor, replies=3
+    )
     return encoding.loads(read.entry)
 
 

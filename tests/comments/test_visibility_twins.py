@@ -44,14 +44,14 @@ def test_list_filter_and_can_see_agree_for_every_viewer_and_row(world):
     viewers = {"anonymous": Viewer(user=None), "moderator": Viewer(user=users["carol"], is_moderator=True)}
     viewers.update({name: Viewer(user=u) for name, u in users.items()})
     for name, viewer in viewers.items():
-        where = rowsql.Sql("c.subject_id = %s", (subject.pk,)) & visible_sql(viewer)
+        where = rowsql.Sql("c.subject_id = %s", (subject.pk,)) & visible_sql(viewer=viewer)
         listed = {r.pk for r in rowsql.fetch(where)}
-        twin = {c.pk for c in rows if can_see(viewer, c)}
+        twin = {c.pk for c in rows if can_see(viewer=viewer, comment=c)}
         assert listed == twin, name
     # And the rule itself, on a few rows: bob sees alice's friends-only reply, carol does not.
     friends_only = Comment.objects.filter(
         subject=subject, author=users["alice"], visibility=Visibility.FRIENDS, status=Status.PUBLISHED
     ).first()
-    assert can_see(Viewer(user=users["bob"]), friends_only)
-    assert not can_see(Viewer(user=users["carol"]), friends_only)
-    assert not can_see(Viewer(user=None), friends_only)
+    assert can_see(viewer=Viewer(user=users["bob"]), comment=friends_only)
+    assert not can_see(viewer=Viewer(user=users["carol"]), comment=friends_only)
+    assert not can_see(viewer=Viewer(user=None), comment=friends_only)

@@ -216,7 +216,9 @@ class LikeProtocol(RuleBasedStateMachine):
     @rule(comment=comments, reader=users)
     def read_likers(self, comment: int, reader: int) -> None:
         """The likers list, which needs the whole state: loaded (or built over a partial one)."""
-        read = lambda: likes_queries.likers(self.comments[comment].pk, self.users[reader], limit=50, cursor=None)  # noqa: E731
+        read = lambda: likes_queries.likers(  # noqa: E731
+            comment_id=self.comments[comment].pk, user=self.users[reader], limit=50, cursor=None
+        )
         if comment in self.hidden:
             with pytest.raises(NotFound):
                 read()

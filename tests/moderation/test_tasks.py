@@ -44,7 +44,7 @@ def test_new_reasons_join_the_open_task_and_raise_its_priority(subject, db):
     first = review_task_open(comment_id=comment.pk, reasons=["policy:pre"])
     reporter = UserFactory()
     report_create(
-        comment=comment_ref_for_viewer(comment.pk, reporter), reporter=reporter, reason="spam"
+        comment=comment_ref_for_viewer(comment_id=comment.pk, user=reporter), reporter=reporter, reason="spam"
     )  # joins with report:spam
     again = review_task_open(comment_id=comment.pk, reasons=["word:x", "policy:pre"])
 

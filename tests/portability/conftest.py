@@ -68,7 +68,7 @@ def assert_consistent(site: Site) -> None:
         for bad in ("<script", "onerror", "onclick", "onmouseover", "javascript:", "<img", "<iframe", "style="):
             assert bad not in html, (c.pk, html)
     subjects = list(Subject.objects.filter(site=site))
-    assert subject_ids_by_key(site, [s.key for s in subjects]) == {s.key: s.pk for s in subjects}
+    assert subject_ids_by_key(site=site, keys=[s.key for s in subjects]) == {s.key: s.pk for s in subjects}
     for subject in subjects:
         rows = sorted((c for c in comments.values() if c.subject_id == subject.pk), key=lambda c: c.pk)
         tops = [c for c in rows if c.depth == 0]

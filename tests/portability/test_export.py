@@ -239,4 +239,4 @@ def test_export_reads_a_bounded_number_of_rows_at_a_time(source_site, django_ass
     from portability import queries
 
     with django_assert_max_num_queries(12):
-        assert len(list(queries.site_export_json(source_site))) == 15
+        assert len(list(queries.site_export_json(site=source_site))) == 15

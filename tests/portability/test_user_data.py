@@ -71,7 +71,7 @@ def world(db):
 def comment_services_ref(comment):
     from comments.queries import comment_ref_for_viewer
 
-    return comment_ref_for_viewer(comment.pk, None)
+    return comment_ref_for_viewer(comment_id=comment.pk, user=None)
 
 
 def likes_in(world):
@@ -132,7 +132,7 @@ def test_the_export_reads_a_page_of_rows_at_a_time(world, django_assert_max_num_
     for n in range(30):
         CommentFactory(subject=world["subject"], author=world["person"], body=f"more {n}")
     with django_assert_max_num_queries(16):
-        data = json.loads(b"".join(queries.user_data_export(world["person"])))
+        data = json.loads(b"".join(queries.user_data_export(user=world["person"])))
     assert len(data["comments"]) == 32
 
 

@@ -65,7 +65,7 @@ def queue(live_server):
     reasons = list(ReportReason)
     for p in PAYLOADS:
         reader = readers[p.number]
-        target = comment_ref_for_viewer(reported[p.number % len(reported)].pk, reader)
+        target = comment_ref_for_viewer(comment_id=reported[p.number % len(reported)].pk, user=reader)
         report_create(comment=target, reporter=reader, reason=reasons[p.number % len(reasons)], detail=p.text)
     return {"site": site, "readers": readers, "comments": comments, "reported": [c.pk for c in reported]}
 

@@ -277,7 +277,10 @@ def reported(comment, *reasons):
     for reason in reasons:
         reader = UserFactory()
         report_create(
-            comment=comment_ref_for_viewer(comment.id, reader), reporter=reader, reason=reason, detail=f"it is {reason}"
+            comment=comment_ref_for_viewer(comment_id=comment.id, user=reader),
+            reporter=reader,
+            reason=reason,
+            detail=f"it is {reason}",
         )
     return ReviewTask.objects.get(comment_id=comment.id, state=TaskState.OPEN)
 

@@ -81,7 +81,9 @@ def test_every_kind_of_event_reaches_the_endpoints_that_want_it(road, receiver, 
     comment = CommentFactory(subject=subject, author=user, body="first")
     comment_edit(comment=comment, editor=user, body="second")
     reader = UserFactory()
-    report_create(comment=comment_ref_for_viewer(comment.pk, reader), reporter=reader, reason="spam", detail="ads")
+    report_create(
+        comment=comment_ref_for_viewer(comment_id=comment.pk, user=reader), reporter=reader, reason="spam", detail="ads"
+    )
     comment_moderate(comment_id=comment.pk, actor=moderator, action="shadow")
     settle()
 
@@ -111,7 +113,7 @@ def test_a_repeated_report_is_not_an_event(road, receiver, subject, user):
     endpoint_at(receiver, subject.site, "/reports", events=["report.created"])
     comment = CommentFactory(subject=subject)
     for _ in range(2):
-        report_create(comment=comment_ref_for_viewer(comment.pk, user), reporter=user, reason="spam")
+        report_create(comment=comment_ref_for_viewer(comment_id=comment.pk, user=user), reporter=user, reason="spam")
     settle()
     assert len(receiver.at("/reports")) == 1
 

@@ -158,7 +158,9 @@ class Command(BaseCommand):
             readers = [user for user in users if user.pk != comment.author_id][:times]
             for reader in readers:
                 report_create(
-                    comment=queries.comment_ref_for_viewer(comment.id, reader), reporter=reader, reason=reason
+                    comment=queries.comment_ref_for_viewer(comment_id=comment.id, user=reader),
+                    reporter=reader,
+                    reason=reason,
                 )
 
         reported(threads["flat"][3], "abuse", site.report_threshold)

@@ -15,7 +15,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         user = find_user(options["user"])
         with binary_output(options["output"]) as out:
-            for chunk in queries.user_data_export(user):
+            for chunk in queries.user_data_export(user=user):
                 out.write(chunk)
         services.user_data_exported(user=user, actor=None)
 

@@ -28,7 +28,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            site = site_by_key(options["site"])
+            site = site_by_key(site_key=options["site"])
             endpoint = endpoint_create(
                 site=site,
                 url=options["url"],
