@@ -101,6 +101,17 @@ class SiteAdmin(admin.ModelAdmin):
     search_fields = ("key", "name")
     filter_horizontal = ("moderators",)
 
+    # Sites are written through the service, which drops every process's cached copy.
+    def save_model(self, request, obj, form, change):
+        services.site_store(site=obj)
+
+    def delete_model(self, request, obj):
+        services.site_delete(site=obj)
+
+    def delete_queryset(self, request, queryset):
+        for site in queryset:
+            services.site_delete(site=site)
+
 
 class SubjectAdminForm(forms.ModelForm):
     url = forms.URLField(max_length=2000, required=False, assume_scheme="https")  # Django 6's default, now

@@ -169,6 +169,36 @@ def test_subjects_are_made_by_the_core_service_alone():
     assert found == []
 
 
+def test_sites_are_written_by_the_core_service_alone():
+    """Every process keeps a cached copy of the sites it serves (``pagecache.site_changed``
+    drops it): ``comments.services.site_store`` and ``site_delete`` write sites and drop it, and
+    no other code of the apps, their commands and admin writes a site by the model's manager or
+    its ``save()``/``delete()`` (tests make theirs through the factories)."""
+    makers = {"create", "bulk_create", "get_or_create", "update_or_create", "update", "delete"}
+    found = []
+    for top in [*ALLOWED, INFRA]:
+        for path in (REPO / top).rglob("*.py"):
+            if "migrations" in path.parts or path == REPO / "comments" / "services" / "sites.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+                call = node.func if isinstance(node, ast.Call) else None
+                if not isinstance(call, ast.Attribute):
+                    continue
+                by_manager = (
+                    call.attr in makers
+                    and isinstance(call.value, ast.Attribute)
+                    and call.value.attr == "objects"
+                    and isinstance(call.value.value, ast.Name)
+                    and call.value.value.id == "Site"
+                )
+                by_instance = (
+                    call.attr in {"save", "delete"} and isinstance(call.value, ast.Name) and call.value.id == "site"
+                )
+                if by_manager or by_instance:
+                    found.append(f"{path.relative_to(REPO)}:{call.lineno}")
+    assert found == []
+
+
 # A module past this many lines holds more than one concern: split it by concern, as
 # comments/queries/ and comments/services/ are.
 MODULE_LINES_MAX = 600

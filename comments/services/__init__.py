@@ -19,7 +19,15 @@ from .comment import comment_create, comment_edit, comment_set_flags, comment_se
 from .content import check_body, check_subject_open, has_visible_text
 from .counters import ReconcileReport, subject_reconcile_counters
 from .identity import follow_set, sso_user_upsert, token_issue, token_revoke
-from .sites import site_set_allowed_origins, site_signin_update, subject_get_or_create, subject_update, subjects_create
+from .sites import (
+    site_delete,
+    site_set_allowed_origins,
+    site_signin_update,
+    site_store,
+    subject_get_or_create,
+    subject_update,
+    subjects_create,
+)
 from .storage import NewComment, Stored, comment_lock, comment_place, comments_store, pages_change, pages_change_many
 
 __all__ = [
@@ -40,8 +48,10 @@ __all__ = [
     "has_visible_text",
     "pages_change",
     "pages_change_many",
+    "site_delete",
     "site_set_allowed_origins",
     "site_signin_update",
+    "site_store",
     "sso_user_upsert",
     "subject_get_or_create",
     "subject_reconcile_counters",

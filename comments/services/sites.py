@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
 from django.db import transaction
+
+from infra import pagecache
 
 from .. import hooks
 from ..exceptions import InvalidInput, PermissionDenied
@@ -26,12 +30,36 @@ from .storage import pages_change
 # --- sites ---------------------------------------------------------------------------------
 
 
-def site_set_allowed_origins(*, site: Site, origins: list[str]) -> Site:
-    """The origins that may frame the site's widget and read its counts. Saved as a model
-    save, so every process's cached copy of the site goes (``pagecache.site_changed``)."""
-    site.allowed_origins = [origin.rstrip("/") for origin in origins]
-    site.save(update_fields=["allowed_origins"])
+def site_store(*, site: Site, fields: list[str] | None = None, moderators: Iterable[User] = ()) -> Site:
+    """Save ``site`` (a new one, or ``fields`` of a stored one; every field when None) and add
+    ``moderators``: the one way a site is written (the admin, ``create_site``, the console and
+    the API's settings all come here), so every process's cached copy of the site and its embed
+    pages goes now and again when the transaction commits (a reader may have cached it from the
+    rows as they were in between)."""
+    with transaction.atomic():
+        site.save(update_fields=fields)
+        if moderators:
+            site.moderators.add(*moderators)
+    _site_changed(site.key)
     return site
+
+
+def site_delete(*, site: Site) -> None:
+    """Delete ``site`` with everything of it; its cached copy goes as a change's does."""
+    key = site.key
+    site.delete()
+    _site_changed(key)
+
+
+def _site_changed(key: str) -> None:
+    pagecache.site_changed(key)
+    transaction.on_commit(lambda: pagecache.site_changed(key))
+
+
+def site_set_allowed_origins(*, site: Site, origins: list[str]) -> Site:
+    """The origins that may frame the site's widget and read its counts."""
+    site.allowed_origins = [origin.rstrip("/") for origin in origins]
+    return site_store(site=site, fields=["allowed_origins"])
 
 
 def site_signin_update(
@@ -48,7 +76,7 @@ def site_signin_update(
     """Change how readers may sign in to the site (API.md, "Sign-in methods"); its moderators
     only. ``oidc`` names providers the service is configured with (ACCOUNTS_OIDC_PROVIDERS);
     ``guest_moderation`` (``pre`` or ``post``) is how guests' comments are moderated.
-    Saved as a model save, so cached copies of the site (and its embed pages) go."""
+    Stored by ``site_store``, so cached copies of the site (and its embed pages) go."""
     if not is_site_moderator(user=actor, site=site):
         raise PermissionDenied("Only moderators of this site may change how readers sign in.")
     changes: dict[str, object] = {
@@ -67,7 +95,7 @@ def site_signin_update(
     for name in changed:
         setattr(site, name, changes[name])
     if changed:
-        site.save(update_fields=changed)
+        site_store(site=site, fields=changed)
     return site
 
 

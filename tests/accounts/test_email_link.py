@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from accounts.models import EmailAccount, EmailLink
 from comments.models import User
+from comments.services import site_store
 
 from ..api.conftest import API, assert_error, assert_user_shape
 from ..factories import SiteFactory
@@ -109,7 +110,7 @@ def test_a_site_that_does_not_allow_email_refuses_links(api, site, smtp_server):
     asked = ask(api, site)
     token = token_of(link_in(smtp_server.wait_for(1)[0]))
     site.signin_email = False
-    site.save()
+    site_store(site=site)
 
     assert_error(ask(api, site, email="bob@example.com"), 403, "permission_denied")
     assert_error(verify(api, token, verifier_of(asked)), 403, "permission_denied")  # nor one sent before
@@ -240,7 +241,7 @@ def test_the_link_is_on_the_public_address_whatever_host_the_request_names(api, 
 
 def test_a_site_name_with_a_line_break_makes_a_one_line_subject_and_the_link_goes(api, site, smtp_server):
     site.name = "The Blog\r\nBcc: victim@example.com"
-    site.save(update_fields=["name"])
+    site_store(site=site, fields=["name"])
     assert ask(api, site).status_code == 202
     (message,) = smtp_server.wait_for(1)
     assert message["Subject"] == "Your sign-in link for The Blog Bcc: victim@example.com"

@@ -13,6 +13,7 @@ from django.test import Client
 from accounts.guests import form_token_issue, guest_comment_post
 from comments import services
 from comments.models import Status
+from comments.services import site_store
 
 from ..factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
 
@@ -59,7 +60,7 @@ def test_the_guest_form_shows_where_the_site_takes_guests_even_from_the_page_cac
 def test_a_guests_comment_is_marked_and_a_members_of_the_same_name_is_not(subject):
     site = subject.site
     site.signin_guests, site.guest_moderation = True, "post"
-    site.save()
+    site_store(site=site)
     member = UserFactory(display_name="Ada")
     CommentFactory(subject=subject, author=member, body="The member speaks")
     posted = guest_comment_post(
@@ -79,7 +80,7 @@ def test_a_guests_comment_is_marked_and_a_members_of_the_same_name_is_not(subjec
 def test_feeds_mark_a_guests_comment(subject):
     site = subject.site
     site.signin_guests, site.guest_moderation = True, "post"
-    site.save()
+    site_store(site=site)
     guest_comment_post(
         site=site, key=subject.key, body="Hello", name="Ada", form_token=form_token_issue(site=site).token
     )

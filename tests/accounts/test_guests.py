@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 from accounts import guests
 from accounts.models import Guest
 from comments.models import ApiToken, Comment, Status, User
+from comments.services import site_store
 from moderation.models import ReviewTask
 from moderation.services import word_create
 from portability.services import user_erase
@@ -103,7 +104,7 @@ def test_a_guest_comments_with_a_name_and_is_held_for_review_marked_as_a_guest(
 def test_a_guest_named_like_a_member_is_marked_and_the_member_is_not(api, site, client_for):
     member = UserFactory(display_name="Ada")
     site.guest_moderation = "post"
-    site.save()
+    site_store(site=site)
     assert post(api, site, name="Ada").status_code == 201
     assert (
         post(client_for(member), site, name="Ada", body="I am the real one").status_code == 201
@@ -135,7 +136,7 @@ def test_a_site_that_forbids_guests_refuses_the_form_and_the_comment(api, site):
     assert_error(api.get(f"{API}/guest/form", {"site": other.key}), 403, "guests_not_allowed")
     token = form_token(api, site)
     site.signin_guests = False
-    site.save()
+    site_store(site=site)
     assert_error(post(api, site, token=token), 403, "guests_not_allowed")
     assert not Comment.objects.exists() and not User.objects.filter(is_guest=True).exists()
     assert_error(api.get(f"{API}/guest/form", {"site": "nowhere"}), 404, "not_found")
@@ -199,7 +200,7 @@ def test_guests_have_tighter_rate_limits_per_guest_and_per_address(api, site, se
 
 def test_the_browser_that_posted_edits_and_deletes_within_the_window_and_no_other(api, site, client_for):
     site.guest_moderation = "post"  # published: others see it, and are refused as not its author
-    site.save()
+    site_store(site=site)
     answer = post(api, site, body="Frist").json()
     browser = browser_of(answer)
     edited = browser.patch(comment_url(answer), {"body": "First"}, format="json")

@@ -20,6 +20,7 @@ from allauth.socialaccount.models import SocialAccount
 from accounts.models import EmailAccount, SignInHandoff
 from comments.avatars import avatar_path
 from comments.models import ApiToken, Comment, User
+from comments.services import site_store
 from portability.services import user_erase
 
 from ..factories import SiteFactory, SubjectFactory, UserFactory
@@ -242,7 +243,7 @@ def test_only_the_sites_providers_are_offered_and_accepted(reader, site, oidc_pr
     # A site that stops offering the provider during a sign-in signs nobody in at its end.
     callback = reader.callback("blog")
     site.signin_oidc = ["wrong-secret"]
-    site.save()
+    site_store(site=site)
     late = reader.http.get(callback, timeout=10)
     assert late.status_code == 403 and not ApiToken.objects.exists()
 
@@ -252,7 +253,7 @@ def test_a_verified_email_joins_an_account_only_where_the_site_says_so(reader, s
     ada = UserFactory(display_name="Ada by email", email="ada@example.com")
     EmailAccount.objects.create(email="ada@example.com", user=ada, verified_at="2026-01-01T00:00:00Z")
     site.signin_link_email = joined
-    site.save()
+    site_store(site=site)
     result = reader.sign_in("blog")
     assert (result["user"]["id"] == ada.pk) is joined
     assert SocialAccount.objects.get().user_id == result["user"]["id"]
@@ -280,7 +281,7 @@ def test_an_email_link_joins_a_providers_user_only_where_the_site_says_so(
     reader, site, live_server, smtp_server, joined
 ):
     site.signin_link_email = joined
-    site.save()
+    site_store(site=site)
     by_provider = reader.sign_in("blog")
     asked = requests.post(
         f"{live_server.url}/api/v1/auth/email",
@@ -329,7 +330,7 @@ def test_github_is_asked_with_pkce_and_state_for_the_readers_name_and_addresses(
         "secret": "gh-secret",
     }
     site.signin_oidc = ["github"]
-    site.save()
+    site_store(site=site)
     assert "Continue with GitHub" in reader.open_window("blog").text
     start = reader.http.get(
         f"{reader.service}/auth/with/github", params={"site": "blog"}, allow_redirects=False, timeout=10

@@ -12,6 +12,7 @@ from django.test import Client
 
 from accounts.models import EmailLink
 from accounts.views import BROWSER_COOKIE
+from comments.services import site_store
 
 from ..factories import SiteFactory
 from ..smtp_server import smtp_server  # noqa: F401  (fixture)
@@ -104,7 +105,7 @@ def test_bad_input_is_shown_beside_its_field_and_sends_nothing(site, smtp_server
 
 def test_a_site_that_does_not_allow_email_offers_no_form_and_refuses(site, smtp_server):
     site.signin_email = False
-    site.save()
+    site_store(site=site)
     assert 'name="email"' not in Client().get("/auth/", {"site": "blog"}).content.decode()
     refused = ask(Client(), site)
     assert refused.status_code == 403

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from comments import services
+from comments.services import site_store
 
 from ..factories import CommentFactory, SiteFactory, SubjectFactory
 from .conftest import API, SUBJECT_KEYS, assert_error, assert_iso_time
@@ -260,7 +261,7 @@ def test_counts_asked_from_a_page_of_a_site_need_not_name_the_site(api, site, us
     """A listing page carries counts but no widget, so the loader knows no site key: the site
     is the one whose allowed origins hold the page's origin, and the page may read the answer."""
     site.allowed_origins = ["https://blog.example/", "https://host.example"]
-    site.save()
+    site_store(site=site)
     SiteFactory(key="neighbour", allowed_origins=["https://blog.example.org", "https://host.example.net"])
     CommentFactory(subject=SubjectFactory(site=site, key="a"), author=user)
     response = api.get(f"{API}/counts", {"key": ["a", "zzz"]}, HTTP_ORIGIN="https://blog.example")

@@ -17,6 +17,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from comments.models import Comment, Status
+from comments.services import site_store
 from moderation.models import AuditEntry, ReviewTask, TaskState
 from moderation.services import comment_hold, review_task_open
 from tests.browser.conftest import choose, click, type_into
@@ -54,7 +55,7 @@ def hold(comment, reasons):
 def queue(site, moderator):
     """A site with a small, realistic review queue; returns the held comments, queue order."""
     site.name = "The Daily Example"
-    site.save()
+    site_store(site=site)
     subject = SubjectFactory(site=site, title="Why the new bridge is late")
     held = []
     for index, (body, reasons) in enumerate(BODIES):

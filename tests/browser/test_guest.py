@@ -19,6 +19,7 @@ from playwright.sync_api import expect
 from accounts.guests import form_token_issue, guest_comment_post
 from accounts.models import Guest
 from comments.models import ApiToken, Comment, Status
+from comments.services import site_store
 from moderation.actions import comment_moderate
 from tests.browser.conftest import assert_seen_by_a_person, click, type_into
 from tests.browser.test_latest_widget import hosted  # noqa: F401  (fixture)
@@ -173,7 +174,7 @@ def test_the_latest_comments_sidebar_marks_a_guest(hosted, page, settings):
     settings.ACCOUNTS_GUEST_FORM_MIN_SECONDS = 0
     origin, site = hosted('<div data-comments-latest data-site="blog"></div>')
     site.signin_guests, site.guest_moderation = True, "post"
-    site.save()
+    site_store(site=site)
     subject = SubjectFactory(site=site, title="Cats")
     CommentFactory(subject=subject, author=UserFactory(display_name="Ada"), body="a member's words")
     guest_comment_post(

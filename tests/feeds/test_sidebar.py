@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from comments.models import Comment
-from comments.services import comment_soft_delete, subject_update
+from comments.services import comment_soft_delete, site_store, subject_update
 
 from ..api.conftest import API
 from ..factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
@@ -50,10 +50,10 @@ def test_recent_lists_only_what_an_anonymous_reader_sees_in_open_subjects(api, s
     gone = CommentFactory(subject=b)
     comment_soft_delete(comment=gone, actor=gone.author)
     site.moderation = "pre"
-    site.save()
+    site_store(site=site)
     CommentFactory(subject=b)  # pending
     site.moderation = "post"
-    site.save()
+    site_store(site=site)
     CommentFactory(subject=closed)
     subject_update(subject=closed, actor=staff, state="closed")
     CommentFactory(subject=SubjectFactory(site=SiteFactory()))  # another site

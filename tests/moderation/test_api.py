@@ -11,6 +11,7 @@ from django.db import connections
 from django.utils import timezone
 
 from comments.models import Comment, Subject
+from comments.services import site_store
 from moderation import queries
 from moderation.models import AuditEntry, Report, ReviewTask
 
@@ -131,7 +132,7 @@ def test_deleting_a_comment_with_replies_leaves_a_placeholder(mod_client, api, s
 
 def test_approving_a_pending_comment_publishes_it_and_closes_its_task(mod_client, api, client_for, subject):
     subject.site.moderation = "pre"
-    subject.site.save()
+    site_store(site=subject.site)
     author = UserFactory()
     posted = client_for(author).post(f"{API}/subjects/{subject.id}/comments", {"body": "hello"}, format="json").json()
     assert posted["status"] == "pending"
@@ -384,7 +385,7 @@ def test_a_shadow_banned_users_new_comments_are_seen_only_by_them(client_for, mo
 
 def test_a_trusted_user_skips_pre_moderation(client_for, mod_client, subject):
     subject.site.moderation = "pre"
-    subject.site.save()
+    site_store(site=subject.site)
     user = UserFactory()
     mod_client.post(
         f"{API}/moderation/sanctions", {"site": subject.site.key, "user_id": user.pk, "kind": "trust"}, format="json"

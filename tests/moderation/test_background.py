@@ -15,7 +15,7 @@ from django.db import connection
 from django.utils import timezone
 
 from comments.models import Comment
-from comments.services import comment_set_status
+from comments.services import comment_set_status, site_store
 from moderation import actions, rechecks
 from moderation.actions import comment_moderate
 from moderation.models import AuditEntry, ReviewTask, WordEntry
@@ -87,7 +87,7 @@ def open_tasks(comment) -> list[list[str]]:
 @pytest.mark.parametrize("action", ["review", "block"])
 def test_the_second_check_leaves_a_comment_a_moderator_approved_as_approved(site, subject, moderator, action):
     site.moderation = "pre"
-    site.save(update_fields=["moderation"])
+    site_store(site=site, fields=["moderation"])
     comment = CommentFactory(subject=subject, body="crypto is here")  # pending, with its task
     comment_moderate(comment_id=comment.id, actor=moderator, action="approve")
     word_behind_the_services_back(site, "crypto", action)

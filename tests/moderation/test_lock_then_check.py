@@ -15,6 +15,7 @@ from django.db import connection, transaction
 from comments import services
 from comments.exceptions import InvalidInput, PermissionDenied
 from comments.models import Comment, CommentContent, Status
+from comments.services import site_store
 from moderation import rechecks, words
 from moderation.actions import comment_moderate
 from moderation.models import AuditEntry, ReviewTask, WordEntry
@@ -138,7 +139,7 @@ def test_holding_for_review_a_comment_its_author_deletes_meanwhile_leaves_it_del
 @pytest.mark.parametrize("action", ["review", "block"])
 def test_a_second_check_does_not_reopen_the_task_of_a_comment_a_moderator_approves_meanwhile(site, moderator, action):
     site.moderation = "pre"
-    site.save(update_fields=["moderation"])
+    site_store(site=site, fields=["moderation"])
     comment = CommentFactory(subject__site=site, body="crypto is here")  # pending, with its task
     # A word the post's own check did not know: the second check finds it.
     WordEntry.objects.create(site=site, word="crypto", normalized="crypto", action=action)

@@ -15,6 +15,7 @@ import pytest
 
 from accounts.oidc import services as oidc_services
 from comments.models import User
+from comments.services import site_store
 from comments.sso import sign_payload
 from notifications import mail
 from notifications.models import EmailState, Notification
@@ -58,7 +59,7 @@ def by_sso(api, site, subject, parent, **_) -> User:
 def by_openid_connect(site, subject, parent, settings, **_) -> User:
     settings.ACCOUNTS_OIDC_PROVIDERS = {"corp": {"kind": "oidc", "name": "Corp", "client_id": "c", "secret": "s"}}
     site.signin_oidc = ["corp"]
-    site.save(update_fields=["signin_oidc"])
+    site_store(site=site, fields=["signin_oidc"])
     *_token, user = oidc_services.oidc_sign_in(
         site=site, provider="corp", uid="m-1", name=NAMED, verified_emails=[], extra_data={}
     )
@@ -68,7 +69,7 @@ def by_openid_connect(site, subject, parent, settings, **_) -> User:
 def as_guest(api, site, subject, parent, settings, **_) -> User:
     settings.ACCOUNTS_GUEST_FORM_MIN_SECONDS = 0
     site.signin_guests, site.guest_moderation = True, "post"  # published at once, so notified at once
-    site.save(update_fields=["signin_guests", "guest_moderation"])
+    site_store(site=site, fields=["signin_guests", "guest_moderation"])
     form = api.get(f"{API}/guest/form", {"site": site.key}).json()["token"]
     data = {"site": site.key, "key": subject.key, "body": "A reply", "name": NAMED, "form_token": form}
     posted = api.post(f"{API}/guest/comments", {**data, "reply_to_id": parent.pk}, format="json")

@@ -12,6 +12,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from comments.services import site_store
 from infra import redislink, streams
 from notifications import fanout, jobs
 from notifications.events import Event
@@ -52,7 +53,7 @@ def test_a_batch_hands_on_every_kind_of_event(redis_url, subject, alice, bob, ca
     subscription_set(user=carol, subject_id=subject.pk, state="subscribed")
     parent = post(subject, alice)  # drained: the parent is the only event so far
     subject.site.moderation = "pre"
-    subject.site.save()
+    site_store(site=subject.site)
     from ..factories import CommentFactory
 
     held = CommentFactory(subject=subject, author=bob, body="held", reply_to=parent)

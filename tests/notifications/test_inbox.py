@@ -9,6 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from comments.models import Comment, Status
+from comments.services import site_store
 from moderation import services as moderation_services
 from moderation.actions import comment_moderate
 from notifications import fanout, services
@@ -99,7 +100,7 @@ def test_a_held_or_shadowed_comment_tells_nobody(subject, alice, bob, moderator,
     parent = post(subject, alice, "hello @mod")
     if status == Status.PENDING:
         subject.site.moderation = "pre"
-        subject.site.save()
+        site_store(site=subject.site)
     else:
         moderation_services.sanction_create(actor=moderator, site=subject.site, user_id=bob.pk, kind="shadow_ban")
     reply = post(subject, bob, "hi @mod", reply_to=parent)
@@ -114,7 +115,7 @@ def test_a_held_comment_approved_later_notifies_then_and_its_author_hears_the_de
     parent = post(subject, alice)
     services.subscription_set(user=carol, subject_id=subject.pk, state="subscribed")
     subject.site.moderation = "pre"
-    subject.site.save()
+    site_store(site=subject.site)
     reply = post(subject, bob, "held @carol", reply_to=parent)
     assert reply.status == Status.PENDING and told(alice) == told(carol) == told(bob) == []
 
@@ -130,7 +131,7 @@ def test_a_held_comment_approved_later_notifies_then_and_its_author_hears_the_de
 def test_a_rejected_held_comment_tells_its_author_only(subject, alice, bob, moderator):
     parent = post(subject, alice)
     subject.site.moderation = "pre"
-    subject.site.save()
+    site_store(site=subject.site)
     reply = post(subject, bob, "held", reply_to=parent)
     comment_moderate(comment_id=reply.pk, actor=moderator, action="reject")
     settle()
@@ -140,7 +141,7 @@ def test_a_rejected_held_comment_tells_its_author_only(subject, alice, bob, mode
 
 def test_deleting_your_own_held_comment_is_no_decision(subject, bob):
     subject.site.moderation = "pre"
-    subject.site.save()
+    site_store(site=subject.site)
     held = post(subject, bob, "held")
     from comments.services import comment_soft_delete
 
@@ -151,7 +152,7 @@ def test_deleting_your_own_held_comment_is_no_decision(subject, bob):
 
 def test_a_shadowed_comment_is_never_told_to_its_author(subject, bob, moderator):
     subject.site.moderation = "pre"
-    subject.site.save()
+    site_store(site=subject.site)
     held = post(subject, bob, "held")
     comment_moderate(comment_id=held.pk, actor=moderator, action="shadow")
     settle()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from comments.rendering import parse_mentions
+from comments.services import site_store
 from notifications.models import Kind
 
 from ..factories import UserFactory
@@ -77,7 +78,7 @@ def test_a_guest_taking_a_members_display_name_takes_none_of_their_mentions(subj
 
     settings.ACCOUNTS_GUEST_FORM_MIN_SECONDS = 0
     subject.site.signin_guests = True
-    subject.site.save()
+    site_store(site=subject.site)
     member = UserFactory(username="sso-demo-1", display_name="Lin")
     post(subject, member, "first")
     form = guests.form_token_issue(site=subject.site)

@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from comments import services
 from comments.avatars import avatar_path
 from comments.models import Comment, Mode, Status, Subject
+from comments.services import site_store
 from likes import services as like_services
 
 from ..factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
@@ -66,7 +67,7 @@ def test_pictures_in_the_widget_come_from_the_service_only(web, subject):
 
 def test_embed_page_may_be_framed_only_by_the_sites_origins(web, subject):
     subject.site.allowed_origins = [HOST, "http://localhost:8001"]
-    subject.site.save()
+    site_store(site=subject.site)
     response = embed(web, subject)
     csp = response["Content-Security-Policy"]
     assert f"frame-ancestors {HOST} http://localhost:8001" in csp
@@ -76,11 +77,11 @@ def test_embed_page_may_be_framed_only_by_the_sites_origins(web, subject):
 
 def test_a_site_without_origins_may_not_be_framed_and_bad_origins_never_reach_the_header(web, subject):
     subject.site.allowed_origins = ["https://ok.example", "https://evil.example; script-src *", 42]
-    subject.site.save()
+    site_store(site=subject.site)
     csp = embed(web, subject)["Content-Security-Policy"]
     assert csp.endswith("frame-ancestors https://ok.example")
     subject.site.allowed_origins = []
-    subject.site.save()
+    site_store(site=subject.site)
     assert embed(web, subject)["Content-Security-Policy"].endswith("frame-ancestors 'none'")
 
 

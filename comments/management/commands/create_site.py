@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from comments import services
 from comments.models import Mode, ModerationPolicy, Site, User
 from comments.origins import parse_origins
 
@@ -61,21 +62,23 @@ class Command(BaseCommand):
             if user is None:
                 raise CommandError(f"no user named {username!r}")
             moderators.append(user)
-        site, created = Site.objects.update_or_create(
-            key=options["key"],
-            defaults={
-                "name": options["name"],
-                "allowed_origins": allowed_origins,
-                "sso_secret": options["sso_secret"],
-                "default_mode": options["mode"],
-                "moderation": options["moderation"],
-                "signin_sso": "sso" in signin,
-                "signin_email": "email" in signin,
-                "signin_guests": "guests" in signin,
-                "signin_oidc": [m for m in dict.fromkeys(signin) if m not in SIGNIN_METHODS],
-                "signin_link_email": options["link_email"],
-                "guest_moderation": options["guest_moderation"],
-            },
-        )
-        site.moderators.add(*moderators)
+        site = Site.objects.filter(key=options["key"]).first()
+        created = site is None
+        if site is None:
+            site = Site(key=options["key"])
+        for field, value in {
+            "name": options["name"],
+            "allowed_origins": allowed_origins,
+            "sso_secret": options["sso_secret"],
+            "default_mode": options["mode"],
+            "moderation": options["moderation"],
+            "signin_sso": "sso" in signin,
+            "signin_email": "email" in signin,
+            "signin_guests": "guests" in signin,
+            "signin_oidc": [m for m in dict.fromkeys(signin) if m not in SIGNIN_METHODS],
+            "signin_link_email": options["link_email"],
+            "guest_moderation": options["guest_moderation"],
+        }.items():
+            setattr(site, field, value)
+        services.site_store(site=site, moderators=moderators)
         self.stdout.write(f"{'created' if created else 'updated'} site {site.key} (id {site.pk})")

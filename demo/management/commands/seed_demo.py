@@ -97,10 +97,16 @@ class Command(BaseCommand):
         )
         host = demo_origins("127.0.0.1", DEMO_HOST_PORT)
         # The demo host page signs its readers in itself (its user picker): SSO alone.
-        site = Site.objects.create(
-            key=queries.DEMO_SITE_KEY, name="Demo blog", sso_secret=SSO_SECRET, allowed_origins=host, signin_email=False
+        site = services.site_store(
+            site=Site(
+                key=queries.DEMO_SITE_KEY,
+                name="Demo blog",
+                sso_secret=SSO_SECRET,
+                allowed_origins=host,
+                signin_email=False,
+            ),
+            moderators=[moderator],
         )
-        site.moderators.add(moderator)
 
         def subject(key, title, mode):
             # Its URL is its article on the demo host page, as a customer's subject is theirs.
