@@ -1482,7 +1482,9 @@ def render(bench: HttpBench, info: dict, started: datetime, took: float, notes: 
         f"`--threads` ({a.threads}), `--connections` ({a.connections}), `--wrk-threads` ({a.wrk_threads}), `--no-sync`, "
         "`--reseed`, `--output`, `--only` (named scenarios alone, e.g. `--only post,hot_mix`: for working on one; "
         "writes no report unless `--output` is given), `--like-flush after` (the like events flushed after each run "
-        "by the benchmark, not during it by the worker: a diagnostic; no report unless `--output` is given).",
+        "by the benchmark, not during it by the worker: a diagnostic; no report unless `--output` is given), "
+        "`--server-env NAME=VALUE` (the served processes' environment only: a fast path switched off, "
+        "[fast-paths.md](fast-paths.md); no report unless `--output` is given).",
         "",
         "### Machine and setup",
         "",

@@ -491,7 +491,6 @@ def writer(spec: dict, barrier, results) -> None:
 
 
 def _write(spec: dict, barrier) -> dict:
-    from django.conf import settings
     from django.db import DatabaseError, connection, transaction
 
     targets, prefix = spec["targets"], f"reply of writer {spec['writer']}"
@@ -530,10 +529,6 @@ def _write(spec: dict, barrier) -> dict:
         from bench.treeapp.models import Node
 
         table = connection.ops.quote_name(Node._meta.db_table)
-        with connection.cursor() as cursor:
-            if settings.COMMENTS_ASYNC_POST_COMMIT:
-                # The same durability as a post of ours, which commits asynchronously.
-                cursor.execute("SET synchronous_commit TO off")
         Node.objects.filter(pk=targets[0]).exists()
 
         def insert(i: int, target: int) -> None:
@@ -842,7 +837,6 @@ def main(argv: list[str] | None = None) -> int:
     import django
 
     django.setup()
-    from django.conf import settings
     from django.core.management import call_command
     from django.db import connections
 
@@ -869,7 +863,6 @@ def main(argv: list[str] | None = None) -> int:
                         f"{result.seconds:.1f} s ({time.monotonic() - started:.0f} s)",
                         flush=True,
                     )
-        async_commit = "on" if settings.COMMENTS_ASYNC_POST_COMMIT else "off"
     finally:
         connections.close_all()
         if not args.keep:
@@ -885,8 +878,8 @@ def main(argv: list[str] | None = None) -> int:
         "through the ORM. Writes: separate processes, one connection each, started together, each stopping after "
         f"its replies or {args.seconds:.0f} s; replies/s = replies stored / wall time of the slowest writer; "
         "p50 / p99 of the replies stored; CPU of the writer processes and of their PostgreSQL backends (from /proc) "
-        "per reply stored. Each writer posts once in a subject of its own before the start. Asynchronous commit "
-        f"{async_commit} for both stores. Python {info['python']}, Django {info['django']}, {info.get('database')}, "
+        "per reply stored. Each writer posts once in a subject of its own before the start. Both stores "
+        f"commit durably. Python {info['python']}, Django {info['django']}, {info.get('database')}, "
         f"{info['nproc']} CPUs, {info.get('cpu')}; load average (1/5/15 min) {load} before/after; "
         f"{time.monotonic() - started:.0f} s in all."
     )

@@ -441,11 +441,6 @@ COMMENTS_SSO_MAX_TTL = env_int("COMMENTS_SSO_MAX_TTL", 2 * 3600)
 # How long the answer to a write sent with an Idempotency-Key is kept (comments.idempotency).
 COMMENTS_IDEMPOTENCY_TTL = env_int("COMMENTS_IDEMPOTENCY_TTL", 24 * 3600)
 COMMENTS_MAX_MENTIONS = env_int("COMMENTS_MAX_MENTIONS", 20)
-# A post is answered once PostgreSQL has committed it, without waiting for the commit to reach the
-# disk (an asynchronous commit: a crash of the database server may lose the posts of its last
-# ~0.6 s, whole, floors and counters with them; never half of one). Off: every post waits for
-# its commit's flush, as every other write does.
-COMMENTS_ASYNC_POST_COMMIT = env_bool("COMMENTS_ASYNC_POST_COMMIT", True)
 # On PostgreSQL a post (one new comment, no flag asked) is stored in one data-modifying
 # statement: floor, counters and both rows, the subject row locked only while the server runs it
 # (comments.services.storage). Off: the general path of a batch, three or four statements in a
@@ -468,9 +463,6 @@ AVATARS_FETCH_PRIVATE = env_bool("AVATARS_FETCH_PRIVATE", False)
 # shared cache). With the page cache only.
 COMMENTS_HOT_PAGE_READS = env_int("COMMENTS_HOT_PAGE_READS", 8)
 COMMENTS_HOT_PAGE_SECONDS = env_float("COMMENTS_HOT_PAGE_SECONDS", 1.0)
-# A hot copy is gzip-compressed once, for every reader who accepts gzip. Off: hot copies travel
-# uncompressed (fast path; docs/fast-paths.md).
-COMMENTS_HOT_PAGE_GZIP = env_bool("COMMENTS_HOT_PAGE_GZIP", True)
 # Pages built ahead (fast path; docs/fast-paths.md): a reader who follows a cursor gets the pages
 # after it built by a background thread of the process (infra.pagecache, "Preloading"); with the
 # page cache only. Off: each page is built when it is asked for.

@@ -4,17 +4,12 @@
 
 from __future__ import annotations
 
-import gzip as gzip_module
 import threading
 import time
 from collections import OrderedDict
 from typing import Any
 
 from django.conf import settings
-
-# A hot copy is compressed at most once per COMMENTS_HOT_PAGE_SECONDS: the default level's
-# smaller output is worth its time.
-GZIP_LEVEL = 6
 
 
 class HotPages:
@@ -28,8 +23,8 @@ class HotPages:
         self.capacity = capacity
         self.tracked = tracked
         self._lock = threading.Lock()
-        # key: (expires, subject id, entry, the entry gzip-compressed or None)
-        self._copies: OrderedDict[str, tuple[float, int, Any, bytes | None]] = OrderedDict()
+        # key: (expires, subject id, entry)
+        self._copies: OrderedDict[str, tuple[float, int, Any]] = OrderedDict()
         self._second = 0
         self._now: dict[str, int] = {}
         self._before: dict[str, int] = {}
@@ -51,10 +46,8 @@ class HotPages:
             rate += 1
         return rate
 
-    def get(self, key: str, *, gzip: bool | None = None):
-        """The copy of ``key``, or None. ``gzip`` (for copies of bytes): answer ``(body,
-        compressed)``, the body gzip-compressed when ``gzip`` is true; the copy is compressed
-        once, by the first reader who asks."""
+    def get(self, key: str) -> Any:
+        """The copy of ``key``, or None."""
         if settings.COMMENTS_HOT_PAGE_SECONDS <= 0:
             return None
         now = time.monotonic()
@@ -66,19 +59,7 @@ class HotPages:
             if held[0] <= now:
                 del self._copies[key]
                 return None
-        if gzip is None:
-            return held[2]
-        if not gzip or not settings.COMMENTS_HOT_PAGE_GZIP:
-            return held[2], False
-        if held[3] is None:
-            # Outside the lock: two readers may both compress a new copy; one result stays.
-            compressed = gzip_module.compress(held[2], compresslevel=GZIP_LEVEL, mtime=0)
-            with self._lock:
-                if self._copies.get(key) is held:
-                    self._copies[key] = held = (*held[:3], compressed)
-                else:
-                    return compressed, True
-        return held[3], True
+        return held[2]
 
     def offer(self, subject_id: int, key: str, entry, *, counted: bool) -> None:
         """A read of ``key`` that went to the shared cache or the database (``counted`` when
@@ -91,7 +72,7 @@ class HotPages:
             reads = self._rate(key, now) if counted else self._count(key, now)
             if reads < settings.COMMENTS_HOT_PAGE_READS:
                 return
-            self._copies[key] = (now + seconds, subject_id, entry, None)
+            self._copies[key] = (now + seconds, subject_id, entry)
             self._copies.move_to_end(key)
             while len(self._copies) > self.capacity:
                 self._copies.popitem(last=False)

@@ -25,9 +25,7 @@ it does not come.
 window; an entry read at least ``COMMENTS_HOT_PAGE_READS`` times a second is *hot* and is kept in
 the process's own memory for ``COMMENTS_HOT_PAGE_SECONDS``, so the first page of a hot subject costs
 no round trip at all. Other processes' hot copies are not told of a write and live out their second;
-this process's copies of a subject go at once. A hot copy of a page is gzip-compressed once, the
-first time a reader who accepts gzip asks for it, and every such reader gets those bytes: a first
-page of 51 KB of JSON travels as 5.5.
+this process's copies of a subject go at once.
 
 **Preloading.** A reader who follows a cursor is walking a list: when such a reader is served a
 page that this process built, the pages after it are built ahead by a background thread of the
@@ -52,7 +50,6 @@ differential test in tests/fastpaths/ that runs the same reads with it on and of
   a page never holds rows older than its version token;
 - hot copies, ``COMMENTS_HOT_PAGE_SECONDS`` (0: off): this process's copies of a subject go at
   its write; another process's live out their seconds;
-- the gzip of a hot copy, ``COMMENTS_HOT_PAGE_GZIP`` (off: hot copies travel plain);
 - pages built ahead, ``COMMENTS_PAGE_PRELOAD`` (off: each page built when asked for): a page
   built before a write is never served after it.
 
@@ -480,11 +477,11 @@ preloads = Preloads()
 # --- hot copies in this process ------------------------------------------------------------
 
 
-def hot_request_copy(subject_id: int, query_string: str, *, gzip: bool = False) -> tuple[bytes, bool] | None:
+def hot_request_copy(subject_id: int, query_string: str) -> bytes | None:
     """This process's hot copy of an anonymous reader's page, found by the request's raw query
     string: a hot page is answered before its query is even validated (it was, when the copy
-    was made). ``(body, compressed)``: gzip-compressed when ``gzip`` (the reader accepts it)."""
-    copy = hot.get(_request_key(subject_id, query_string), gzip=gzip)
+    was made)."""
+    copy = hot.get(_request_key(subject_id, query_string))
     if copy is not None:
         cachestats.hit()
     return copy

@@ -359,8 +359,8 @@ def _primary_position() -> int | None:
     if primary.vendor != "postgresql":
         return None
     with primary.cursor() as cursor:
-        # The insert position, not the write position: a post commits asynchronously
-        # (COMMENTS_ASYNC_POST_COMMIT), and its commit may not be written out yet.
+        # The insert position, not the write position: a transaction that commits
+        # asynchronously (synchronous_commit off) may not have its commit written out yet.
         cursor.execute("SELECT pg_current_wal_insert_lsn()::text")
         position = lsn_value(cursor.fetchone()[0])
     return None if position is None else _record_end(position)

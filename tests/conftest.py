@@ -167,6 +167,34 @@ CHROMIUM_ARGS = [
 ]
 
 
+# Modules whose tests each take seconds (a browser, a gunicorn or Celery process, a cluster of
+# Redis or PostgreSQL servers of their own, a fuzzer, a state machine, a large import): marked
+# ``slow``, so that ``-m "not slow"`` is a quick local run. CI runs everything; scripts/test
+# prints the slowest tests (--durations), which is how this list is kept true.
+SLOW_MODULES = {
+    "tests/accounts/test_oidc.py",
+    "tests/api/test_fuzzing.py",
+    "tests/comments/test_availability.py",
+    "tests/comments/test_serving.py",
+    "tests/docs/test_embedding.py",
+    "tests/likes/test_cluster.py",
+    "tests/likes/test_faults.py",
+    "tests/likes/test_protocol_machine.py",
+    "tests/likes/test_worker_faults.py",
+    "tests/moderation/test_background.py",
+    "tests/portability/test_import_scale.py",
+}
+SLOW_FOLDERS = ("tests/browser/", "tests/replica/", "tests/security/test_xss_")
+
+
+def pytest_collection_modifyitems(config, items):
+    root = Path(config.rootpath)
+    for item in items:
+        where = Path(item.fspath).relative_to(root).as_posix()
+        if where in SLOW_MODULES or where.startswith(SLOW_FOLDERS):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.hookimpl(tryfirst=True, hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

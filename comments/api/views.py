@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import ipaddress
-import re
 import threading
 from collections.abc import Callable
 
@@ -91,21 +90,11 @@ def stale_marked(response, stale: bool):
 
 
 STALE_HEADER = "X-Comments-Stale"
-_GZIP = re.compile(r"\bgzip\b")
 
 
-def accepts_gzip(request) -> bool:
-    return bool(_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
-
-
-def json_bytes_response(body: bytes, compressed: bool = False) -> HttpResponse:
-    """A page's JSON bytes as they are, gzip-compressed or not; either way the answer depends
-    on the request's Accept-Encoding, and says so to caches."""
-    response = HttpResponse(body, content_type="application/json")
-    if compressed:
-        response["Content-Encoding"] = "gzip"
-    patch_vary_headers(response, ("Accept-Encoding",))
-    return response
+def json_bytes_response(body: bytes) -> HttpResponse:
+    """A page's JSON bytes as they are (nginx compresses them for the readers who accept it)."""
+    return HttpResponse(body, content_type="application/json")
 
 
 def client_ip(request) -> str | None:
@@ -395,12 +384,11 @@ class SubjectCommentsView(ApiView):
             hot = queries.hot_list_page(
                 subject_id=kwargs["subject_id"],
                 query_string=request.META.get("QUERY_STRING", ""),
-                gzip=accepts_gzip(request),
             )
             if hot is not None:
                 # What DRF's answer says too: its methods, and that a session cookie would
                 # change it (the session middleware says so once authentication read the session).
-                response = json_bytes_response(*hot)
+                response = json_bytes_response(hot)
                 response["Allow"] = ", ".join(self.allowed_methods)
                 patch_vary_headers(response, ("Cookie",))
                 return response

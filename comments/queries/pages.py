@@ -46,12 +46,12 @@ def _public_page(subject_id: int, options: dict[str, Any]) -> bytes:
     return _page_json(modes.list_comments(subject=subject, viewer=viewer, **options))
 
 
-def hot_list_page(*, subject_id: int, query_string: str, gzip: bool = False) -> tuple[bytes, bool] | None:
+def hot_list_page(*, subject_id: int, query_string: str) -> bytes | None:
     """An anonymous reader's page of a hot subject from this process's memory, found by the
     request's raw query string, before the query is validated (it was, when the copy was kept
-    by ``list_comments_json``): ``(body, compressed)``, gzip-compressed when ``gzip``; None
-    otherwise. Only for a reader the caller knows to be anonymous."""
-    return pagecache.hot_request_copy(subject_id, query_string, gzip=gzip)
+    by ``list_comments_json``); None otherwise. Only for a reader the caller knows to be
+    anonymous."""
+    return pagecache.hot_request_copy(subject_id, query_string)
 
 
 def list_comments_json(

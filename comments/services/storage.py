@@ -131,8 +131,6 @@ def comments_store(new: Sequence[NewComment], *, closed_ok: bool) -> Stored:
     ``COMMENTS_ONE_STATEMENT_POST`` is off: run in autocommit, the subject row is locked only
     while the server runs it and commits, with no round trip to this process (which may be
     waiting for the GIL behind other threads) while every other writer of the subject waits.
-    Either way, when the store is its own transaction its commit is asynchronous if
-    ``COMMENTS_ASYNC_POST_COMMIT`` says so (``_commits_asynchronously``).
 
     The subjects' cached pages are dropped once the comments are committed, and only then: a
     reader reads the subject's version before the rows, so a page rebuilt from the rows as
@@ -268,20 +266,8 @@ def _casts(columns: Sequence[tuple[str, str]], prefix: str = "", **given: sql.Co
     )
 
 
-# Makes the transaction of the statement that runs it commit without waiting for the WAL flush.
-_ASYNC_COMMIT = ", set_config('synchronous_commit', 'off', true)"
-
 # Of the subject row a store updates: still open, or the caller may write in a closed one.
 _STILL_OPEN = "({subject}.state <> {closed} OR {closed_ok})"
-
-
-def _commits_asynchronously() -> bool:
-    """Whether a store may commit asynchronously: when the settings allow it and the store is
-    its own transaction on PostgreSQL (a flush costs a post more than the rest of its
-    statement). The floors and the counters commit with the comments, so a crash of the
-    server loses a post whole or not at all. A caller's transaction keeps its own
-    durability."""
-    return settings.COMMENTS_ASYNC_POST_COMMIT and connection.vendor == "postgresql" and not connection.in_atomic_block
 
 
 def _not_stored(subject_id: int, what: str) -> Exception:
@@ -296,7 +282,7 @@ def _not_stored(subject_id: int, what: str) -> Exception:
 # --- the fast path: one comment in one statement (PostgreSQL) --------------------------------
 
 
-def _one_statement(top_level: bool, async_commit: bool) -> sql.Composed:
+def _one_statement(top_level: bool) -> sql.Composed:
     """A new comment's floor, counters and rows in one data-modifying statement."""
     still_open = _compose(_STILL_OPEN)
     if top_level:
@@ -328,7 +314,7 @@ def _one_statement(top_level: bool, async_commit: bool) -> sql.Composed:
         "WITH {steps}, "
         "stored AS (INSERT INTO {comment} ({columns}) SELECT {values} FROM {floor_from} RETURNING id, floor), "
         "stored_content AS (INSERT INTO {content} ({content_columns}) SELECT {content_values} FROM stored) "
-        "SELECT floor{async_commit} FROM stored",
+        "SELECT floor FROM stored",
         steps=steps,
         columns=_names(COMMENT_COLUMNS),
         # Cast: in a SELECT list, unlike VALUES, parameters get no type from the target column.
@@ -336,15 +322,13 @@ def _one_statement(top_level: bool, async_commit: bool) -> sql.Composed:
         floor_from=floor_from,
         content_columns=_names(CONTENT_COLUMNS),
         content_values=_casts(CONTENT_COLUMNS, "content_", comment_id=sql.SQL("stored.id")),
-        async_commit=sql.SQL(_ASYNC_COMMIT if async_commit else ""),
     )
 
 
 def _store_in_one_statement(item: NewComment, *, closed_ok: bool) -> None:
     comment = item.comment
     top_level = comment.depth == 0
-    async_commit = _commits_asynchronously()
-    statement = _statement(("one", top_level, async_commit), lambda: _one_statement(top_level, async_commit))
+    statement = _statement(("one", top_level), lambda: _one_statement(top_level))
     params = _row(comment, COMMENT_COLUMNS)
     del params["floor"]
     params.update((f"content_{name}", value) for name, value in _row(item.content, CONTENT_COLUMNS).items())
@@ -398,21 +382,18 @@ def _source(columns: Sequence[tuple[str, str]], rows: Sequence[tuple]) -> Iterat
         yield sql.SQL("(SELECT {} FROM (VALUES {})) AS x").format(selected, values), params
 
 
-def _update_from(
-    name: str, template: str, columns: str, rows: Sequence[tuple], params: dict, async_commit: bool = False
-) -> dict[int, int]:
+def _update_from(name: str, template: str, columns: str, rows: Sequence[tuple], params: dict) -> dict[int, int]:
     """Run the UPDATE of ``template`` over the ``rows`` of ``columns`` (its ``{source}``, as
     many as ``_source`` makes); ``{id: value}`` of the rows it returns. On PostgreSQL its text
     is the same for any rows, made once."""
-    parts = {"still_open": _compose(_STILL_OPEN), "async_commit": sql.SQL(_ASYNC_COMMIT if async_commit else "")}
+    parts = {"still_open": _compose(_STILL_OPEN)}
     returned: dict[int, int] = {}
     if not rows:
         return returned
     with connection.cursor() as cursor:
         for source, source_params in _source(_columns(columns), rows):
             build = partial(_compose, template, source=source, **parts)
-            key = (name, async_commit)
-            statement = _statement(key, build) if connection.vendor == "postgresql" else build().as_string(None)
+            statement = _statement((name,), build) if connection.vendor == "postgresql" else build().as_string(None)
             cursor.execute(statement, {**params, **source_params})
             returned.update((row[0], row[1]) for row in cursor.fetchall())
     return returned
@@ -486,7 +467,6 @@ def _store_in_batch(new: Sequence[NewComment], *, closed_ok: bool) -> list[NewCo
                     outer[pk][0] = comment.subject_id
                     outer[pk][index] += 1
     subject_ids = sorted(subjects)
-    async_commit = _commits_asynchronously()
     with transaction.atomic():
         if len(new) > 1 and connection.vendor == "postgresql":
             _lock_in_order(subject_ids, sorted(outer))
@@ -495,11 +475,10 @@ def _store_in_batch(new: Sequence[NewComment], *, closed_ok: bool) -> list[NewCo
             "UPDATE {subject} SET floor_seq = {subject}.floor_seq + x.tops, "
             "comment_count = {subject}.comment_count + x.counted, root_count = {subject}.root_count + x.roots "
             "FROM {source} WHERE {subject}.id = x.id AND {still_open} "
-            "RETURNING {subject}.id, {subject}.floor_seq{async_commit}",
+            "RETURNING {subject}.id, {subject}.floor_seq",
             "id bigint, tops integer, counted integer, roots integer",
             [(pk, *subjects[pk]) for pk in subject_ids],
             {"closed": SubjectState.CLOSED.value, "closed_ok": closed_ok},
-            async_commit,
         )
         for subject_id in subject_ids:
             if subject_id not in floor_seqs:

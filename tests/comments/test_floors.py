@@ -110,29 +110,20 @@ def _wal_flushes() -> int:
         return cursor.fetchone()[0]
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's commits: SQLite has no asynchronous one")
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's WAL statistics")
 @pytest.mark.django_db(transaction=True)
-def test_a_post_does_not_wait_for_its_commit_to_reach_the_disk_unless_told_to(settings):
-    """Posts made as a request makes them (each its own transaction) commit asynchronously:
-    thirty of them flush the WAL a few times at most (the WAL writer's own rounds), where
-    durable commits flush it once each. Either way every post is stored with its floor."""
+def test_a_post_is_answered_only_once_its_commit_is_on_disk():
+    """Posts made as a request makes them (each its own transaction) commit durably: thirty of
+    them flush the WAL at least once each (an asynchronous commit, measured to save posts under
+    10% through the HTTP server, was removed: docs/fast-paths.md)."""
     subject, user = SubjectFactory(), UserFactory()
     posts = 30
-
-    def flushes_while_posting() -> int:
-        before = _wal_flushes()
-        for i in range(posts):
-            services.comment_create(subject=subject, author=user, body=f"post {i}")
-        return _wal_flushes() - before
-
-    assert flushes_while_posting() <= posts // 3
-    settings.COMMENTS_ASYNC_POST_COMMIT = False
-    assert flushes_while_posting() >= posts
+    before = _wal_flushes()
+    for i in range(posts):
+        services.comment_create(subject=subject, author=user, body=f"post {i}")
+    assert _wal_flushes() - before >= posts
     floors = sorted(Comment.objects.filter(subject=subject).values_list("floor", flat=True))
-    assert floors == list(range(1, 2 * posts + 1))
-    subject.refresh_from_db()
-    published = Comment.objects.filter(subject=subject, status=Status.PUBLISHED).count()  # a burst goes to review
-    assert (subject.floor_seq, subject.comment_count) == (2 * posts, published)
+    assert floors == list(range(1, posts + 1))
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's commits: SQLite has no asynchronous one")

@@ -8,7 +8,6 @@ embedded default's local-memory cache)."""
 
 from __future__ import annotations
 
-import gzip
 import threading
 import time
 
@@ -18,7 +17,7 @@ from django.db import connection
 
 from comments import queries, services
 from comments.models import Comment, Status, Visibility
-from infra import cachestats, encoding, hotpages, pagecache
+from infra import cachestats, encoding, pagecache
 
 from ..api.conftest import API
 from ..factories import CommentFactory, UserFactory
@@ -212,27 +211,6 @@ def test_a_hot_page_is_served_from_the_process_without_the_shared_cache(
         newer = CommentFactory(subject=subject)
     assert ids(page(api, subject, mode="flat")) == [comment.pk, newer.pk]
     assert len(calls) == 1
-
-
-def test_a_hot_page_travels_gzip_compressed_to_readers_who_accept_it(api, subject, settings, monkeypatch):
-    comment = hot_flat_page(api, subject, settings)
-    compressions = []
-    original = gzip.compress
-    monkeypatch.setattr(hotpages.gzip_module, "compress", lambda *a, **k: compressions.append(1) or original(*a, **k))
-    url, query = f"{API}/subjects/{subject.pk}/comments", {"limit": 20, "mode": "flat"}
-
-    plain = api.get(url, query)
-    assert plain.status_code == 200 and "Content-Encoding" not in plain
-    assert "Accept-Encoding" in plain["Vary"]
-    for _ in range(3):
-        packed = api.get(url, query, HTTP_ACCEPT_ENCODING="br, gzip, deflate")
-        assert packed.status_code == 200 and packed["Content-Encoding"] == "gzip"
-        assert "Accept-Encoding" in packed["Vary"]
-        assert gzip.decompress(packed.content) == plain.content
-    assert ids(plain.json()["items"]) == [comment.pk]
-    assert len(compressions) == 1  # once per copy, not per reader
-    # A reader who does not accept gzip still gets the plain bytes.
-    assert api.get(url, query, HTTP_ACCEPT_ENCODING="identity").content == plain.content
 
 
 def test_a_hot_page_is_answered_before_drf_as_drf_answers_it(api, subject, settings, monkeypatch):

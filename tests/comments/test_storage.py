@@ -1,9 +1,8 @@
 """``comments_store``, the one writer of new comments (posts, replies, imports): floors, paths,
 counters and pins come out the same whichever way the rows are written.
 
-On PostgreSQL a post is one data-modifying statement (``COMMENTS_ONE_STATEMENT_POST``) and, as
-its own transaction, commits asynchronously (``COMMENTS_ASYNC_POST_COMMIT``); the differential
-test stores one scenario with each switched on and off and compares every row it left. SQLite
+On PostgreSQL a post is one data-modifying statement (``COMMENTS_ONE_STATEMENT_POST``); the
+differential test stores one scenario with it on and off and compares every row it left. SQLite
 has neither: the general path serves it, and the same scenario is checked against the reconcile
 and the rules it must keep."""
 
@@ -29,9 +28,8 @@ from comments.services.storage import COMMENT_COLUMNS, CONTENT_COLUMNS
 from ..factories import SiteFactory, SubjectFactory, UserFactory
 
 POSTGRESQL = connection.vendor == "postgresql"
-# (COMMENTS_ONE_STATEMENT_POST, COMMENTS_ASYNC_POST_COMMIT); on SQLite all four take the general
-# path with a durable commit, and must agree all the same.
-MODES = [(True, True), (True, False), (False, True), (False, False)]
+# COMMENTS_ONE_STATEMENT_POST; on SQLite both take the general path, and must agree all the same.
+MODES = [True, False]
 MAX_DEPTH = 3
 PINNED_LIMIT = 2
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -195,9 +193,8 @@ class _Scenario:
         return dump
 
 
-def _run(settings, index: int, one_statement: bool, async_commit: bool) -> _Scenario:
+def _run(settings, index: int, one_statement: bool) -> _Scenario:
     settings.COMMENTS_ONE_STATEMENT_POST = one_statement
-    settings.COMMENTS_ASYNC_POST_COMMIT = async_commit
     scenario = _Scenario(index)
     scenario.run()
     return scenario
@@ -205,10 +202,10 @@ def _run(settings, index: int, one_statement: bool, async_commit: bool) -> _Scen
 
 @pytest.mark.django_db(transaction=True)  # posts in autocommit, as requests make them: commits of their own
 def test_one_scenario_stores_the_same_rows_with_the_fast_paths_on_and_off(product):
-    runs = [_run(product, i, *mode) for i, mode in enumerate(MODES)]
+    runs = [_run(product, i, mode) for i, mode in enumerate(MODES)]
     dumps = [run.dump() for run in runs]
     for mode, dump in zip(MODES[1:], dumps[1:], strict=True):
-        assert dump == dumps[0], f"one statement, asynchronous commit = {mode} differs from {MODES[0]}"
+        assert dump == dumps[0], f"one statement = {mode} differs from {MODES[0]}"
     rows = dumps[0]
     # What every mode agrees on is right: floors in order, places in the tree, counters, pins.
     assert rows["open"] == (19, 7, 9, "open")  # 9 top-level (a b c p1 p2 p3 d p4 e), 7 counted; 12 replies

@@ -7,8 +7,7 @@ A test runs the reads with its fast path on and then off at every step (``Differ
 and compares the answers. What may legitimately differ between the two is listed here, and
 only that is left out of the comparison:
 
-- headers: ``Content-Encoding`` (a hot copy travels gzip-compressed to a reader who accepts it;
-  the body is compared after gunzip), ``X-Comments-Stale`` (the marker of a page served from the
+- headers: ``X-Comments-Stale`` (the marker of a page served from the
   cache while the database could not rebuild it: never set while the database answers, as here),
   and every other header (transport, not content): only the status and the body are compared;
 - in bodies, a cursor (``next_cursor``, the widget's "more" links) is compared by the position
@@ -46,7 +45,7 @@ from ..factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
 API = "/api/v1"
 # Every display mode, with the sorts read in it.
 SORTS = {"two_level": ("hot", "new"), "flat": ("old", "new"), "stacked": ("old",)}
-# What every browser says it accepts (a hot copy travels gzip-compressed to it).
+# What every browser says it accepts (the service answers plain bytes whatever it says).
 GZIP = {"HTTP_ACCEPT_ENCODING": "gzip, deflate, br"}
 # Small pages, so that every list has cursors to follow.
 LIMIT = 3

@@ -1,17 +1,15 @@
-"""Hot copies of hot pages in the process (``COMMENTS_HOT_PAGE_SECONDS``; 0 turns them off),
-and the gzip of a hot copy (``COMMENTS_HOT_PAGE_GZIP``): the scenario's answers are the shared
-cache's (docs/fast-paths.md).
+"""Hot copies of hot pages in the process (``COMMENTS_HOT_PAGE_SECONDS``; 0 turns them off): the
+scenario's answers are the shared cache's (docs/fast-paths.md).
 
 Guarantee: a write drops this process's copies of its subject at once, so its writer (and every
 reader of this process) reads it next; another process's copy lives out its
-``COMMENTS_HOT_PAGE_SECONDS`` (one second by default) before the write reaches it there. A
-compressed copy holds the same bytes, compressed."""
+``COMMENTS_HOT_PAGE_SECONDS`` (one second by default) before the write reaches it there."""
 
 from __future__ import annotations
 
 import pytest
 
-from infra import hotpages, pagecache
+from infra import pagecache
 
 from .scenario import Differential, make_world, read_everything
 
@@ -63,32 +61,3 @@ def test_the_comparison_catches_a_hot_copy_that_outlives_a_write(settings, hot_a
     world = make_world()
     with pytest.raises(AssertionError, match="after 'post'"):
         hot_copies(settings, world).run(world)
-
-
-def test_a_compressed_hot_copy_says_what_the_plain_one_says(settings, hot_at_once, monkeypatch):
-    compressed = []
-    original = hotpages.gzip_module.compress
-    monkeypatch.setattr(hotpages.gzip_module, "compress", lambda *a, **k: compressed.append(1) or original(*a, **k))
-    world = make_world()
-
-    def switch(on: bool) -> None:
-        settings.COMMENTS_HOT_PAGE_GZIP = on
-
-    Differential(switch, lambda: read_everything(world, widget=False)).run(world)
-    assert compressed, "no hot copy was compressed: the test compared nothing"
-
-
-def test_the_comparison_catches_a_compressed_copy_of_another_page(settings, hot_at_once, monkeypatch):
-    # The deliberate break: the compressed bytes of a copy are kept when the copy is replaced.
-    kept: dict[str, bytes] = {}
-    original = hotpages.gzip_module.compress
-    monkeypatch.setattr(
-        hotpages.gzip_module, "compress", lambda data, **k: kept.setdefault("first", original(data, **k))
-    )
-    world = make_world()
-
-    def switch(on: bool) -> None:
-        settings.COMMENTS_HOT_PAGE_GZIP = on
-
-    with pytest.raises(AssertionError, match=r"after 'nothing yet'|cursors go round"):
-        Differential(switch, lambda: read_everything(world, widget=False)).run(world)
