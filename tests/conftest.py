@@ -184,7 +184,7 @@ SLOW_MODULES = {
     "tests/moderation/test_background.py",
     "tests/portability/test_import_scale.py",
 }
-SLOW_FOLDERS = ("tests/browser/", "tests/replica/", "tests/security/test_xss_")
+SLOW_FOLDERS = ("tests/browser/", "tests/fastpaths/", "tests/replica/", "tests/security/test_xss_")
 
 
 def pytest_collection_modifyitems(config, items):

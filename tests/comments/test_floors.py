@@ -126,7 +126,7 @@ def test_a_post_is_answered_only_once_its_commit_is_on_disk():
     assert floors == list(range(1, posts + 1))
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's commits: SQLite has no asynchronous one")
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's WAL statistics")
 @pytest.mark.django_db(transaction=True)
 def test_a_post_inside_a_callers_transaction_keeps_that_transactions_durability():
     """An import's batch, a test's block: the caller's transaction commits as it would anyway."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from unittest import mock
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -247,6 +248,10 @@ class LikeProtocol(RuleBasedStateMachine):
         an answered like lives only in Redis until it is flushed, which is why the like state's
         Redis must persist): the model becomes the rows."""
         redislink.client().flushdb()
+        # The pages cached meanwhile go too (on PostgreSQL mode they were in that Redis). Kept,
+        # they would show the lost likes' counts until rebuilt: a known window of this failure
+        # (docs/likes-protocol.md), not what this model checks.
+        cache.clear()
         for i, comment in enumerate(self.comments):
             rows = set(Like.objects.filter(comment_id=comment.pk, active=True).values_list("user_id", flat=True))
             self.likes[i] = {u for u, user in enumerate(self.users) if user.pk in rows}
