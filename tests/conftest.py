@@ -213,3 +213,23 @@ def browser():
     yield chromium
     chromium.close()
     playwright.stop()
+
+
+@pytest.fixture
+def routed(settings):
+    """Reads routed to ``replica1`` (the suite's mirror of the test database) as
+    DATABASE_REPLICA_URLS would have them; the page cache off (a test that wants it turns it
+    on), so a list is read from a database."""
+    from infra import replicas
+
+    settings.DATABASE_REPLICAS = ["replica1"]
+    settings.DATABASE_ROUTERS = ["infra.replicas.ReplicaRouter"]
+    middleware = "infra.replicas.ReplicaMiddleware"
+    if middleware not in settings.MIDDLEWARE:
+        stack = list(settings.MIDDLEWARE)
+        stack.insert(stack.index("comments.middleware.ApiErrorMiddleware"), middleware)
+        settings.MIDDLEWARE = stack
+    settings.COMMENTS_PAGE_CACHE_TTL = 0
+    replicas.reset()
+    yield
+    replicas.reset()

@@ -26,24 +26,6 @@ from tests.pg_replica import until_replayed
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "replica1"])
 
-MIDDLEWARE = "infra.replicas.ReplicaMiddleware"
-
-
-@pytest.fixture
-def routed(settings):
-    """Reads routed to ``replica1`` as DATABASE_REPLICA_URLS would have them; the page cache off
-    (a test that wants it turns it on), so a list is read from a database."""
-    settings.DATABASE_REPLICAS = ["replica1"]
-    settings.DATABASE_ROUTERS = ["infra.replicas.ReplicaRouter"]
-    if MIDDLEWARE not in settings.MIDDLEWARE:
-        middleware = list(settings.MIDDLEWARE)
-        middleware.insert(middleware.index("comments.middleware.ApiErrorMiddleware"), MIDDLEWARE)
-        settings.MIDDLEWARE = middleware
-    settings.COMMENTS_PAGE_CACHE_TTL = 0
-    replicas.reset()
-    yield
-    replicas.reset()
-
 
 def vendor() -> str:
     return connections["default"].vendor

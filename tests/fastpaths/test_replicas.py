@@ -29,24 +29,6 @@ from .scenario import WRITERS, Differential, World, bearer, make_world, read_eve
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "replica1"])
 
-MIDDLEWARE = "infra.replicas.ReplicaMiddleware"
-
-
-@pytest.fixture
-def routed(settings):
-    """Reads routed to ``replica1`` as DATABASE_REPLICA_URLS would have them, and the page cache
-    off: the reads reach a database (a page the cache shares is built where every earlier write
-    is, whatever the routing: tests/comments/test_replicas.py)."""
-    settings.DATABASE_ROUTERS = ["infra.replicas.ReplicaRouter"]
-    if MIDDLEWARE not in settings.MIDDLEWARE:
-        middleware = list(settings.MIDDLEWARE)
-        middleware.insert(middleware.index("comments.middleware.ApiErrorMiddleware"), MIDDLEWARE)
-        settings.MIDDLEWARE = middleware
-    settings.COMMENTS_PAGE_CACHE_TTL = 0
-    replicas.reset()
-    yield
-    replicas.reset()
-
 
 def switch_for(settings):
     def switch(on: bool) -> None:
