@@ -302,8 +302,9 @@ def release(r: redis.Redis | RedisCluster, lock_key: str, token: str) -> None:
     RELEASE(r, [lock_key], [token])
 
 
-def publish(r: redis.Redis | RedisCluster, build_key: str, key: str) -> bool:
-    return bool(PUBLISH(r, [build_key, key], [settings.LIKES_STATE_TTL]))
+def publish(r: redis.Redis | RedisCluster, build_key: str, *, subject_id: int, comment_id: int) -> bool:
+    key = keys.likers(subject_id, comment_id)
+    return bool(PUBLISH(r, [build_key, key, keys.pending(subject_id)], [settings.LIKES_STATE_TTL, comment_id]))
 
 
 def cold_check(r: redis.Redis | RedisCluster, *, subject_id: int, comment_id: int) -> tuple[bool, int]:

@@ -246,7 +246,7 @@ def _build(r: redis.Redis | RedisCluster, *, comment_id: int, subject_id: int, t
                 pipe.zrem(build_key, str(user_id))
     pipe.expire(build_key, LOCK_MS // 1000)  # a build left behind by a crash goes away
     pipe.execute()
-    live.publish(r, build_key, keys.likers(subject_id, comment_id))
+    live.publish(r, build_key, subject_id=subject_id, comment_id=comment_id)
     # A status change that committed while the state was being built set the flag of no
     # state; read it again now that the state is in place.
     if (now := _flag(comment_id)) != flag:

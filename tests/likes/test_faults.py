@@ -349,6 +349,24 @@ def test_rows_read_before_a_flush_wrote_to_them_do_not_make_the_state(redis_url,
     assert stored(comment)[0] == live_count(comment) == (2 if place_known else 3)
 
 
+def test_a_state_rebuilt_while_actions_wait_keeps_no_expiry_until_they_are_flushed(redis_url, raw_redis):
+    """A state dropped while a like waits in the stream and then loaded carefully must not
+    expire before the flush: the next load would read rows without that like, and every page
+    would lose it until the flush (found by the like machine)."""
+    comment, fan = CommentFactory(), UserFactory()
+    likers_key = keys.likers(comment.subject_id, comment.pk)
+    like_set(comment_id=comment.pk, user=fan, liked=True)
+    live.drop(raw_redis, [(comment.pk, comment.subject_id)])
+
+    state_sync.load(raw_redis, comment_id=comment.pk, subject_id=comment.subject_id)
+
+    assert raw_redis.zscore(likers_key, str(fan.pk)) is not None
+    assert raw_redis.ttl(likers_key) == -1
+    likes_flush()
+    assert raw_redis.ttl(likers_key) > 0
+    assert stored(comment)[0] == 1
+
+
 def test_an_action_counts_as_waiting_until_the_flush_deletes_its_entry_once(redis_url, raw_redis):
     comment = CommentFactory()
     for fan in [UserFactory() for _ in range(2)]:
