@@ -111,6 +111,24 @@ def database_from_url(url: str) -> dict:
     raise ImproperlyConfigured(f"DATABASE_URL scheme {parts.scheme!r} is not supported")
 
 
+def redis_cache(url: str, *, timeout: float, prefix: str) -> dict:
+    """Django CACHES entry for the shared cache on the Redis ``url`` names, a single server or
+    (``redis+cluster://``) a Redis Cluster. ``timeout`` bounds each connection attempt and each
+    reply, in seconds (``REDIS_TIMEOUT``)."""
+    return {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": url,
+        "KEY_PREFIX": prefix,
+        "OPTIONS": {
+            "CLIENT_CLASS": "django_redis.client.DefaultClient",
+            # Reaches a Redis Cluster too, named by a redis+cluster:// URL.
+            "CONNECTION_FACTORY": "infra.rediscache.ClusterAwareConnectionFactory",
+            "SOCKET_CONNECT_TIMEOUT": timeout,
+            "SOCKET_TIMEOUT": timeout,
+        },
+    }
+
+
 def replica_databases(urls: list[str], primary: dict) -> dict:
     """Django DATABASES entries (``replica1``, ``replica2``, ...) for ``DATABASE_REPLICA_URLS``:
     PostgreSQL only, beside a PostgreSQL primary. A replica's connection attempt gives up after

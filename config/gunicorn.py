@@ -1,7 +1,8 @@
 """gunicorn settings for production: ``gunicorn -c config/gunicorn.py config.wsgi``.
 
 Command-line options override these (``-w 8``, ``-b 0.0.0.0:8000``). ``GUNICORN_WORKERS`` and
-``GUNICORN_THREADS`` set the pool from the environment.
+``GUNICORN_THREADS`` set the pool from the environment, ``GUNICORN_BIND`` the address and
+``GUNICORN_CONTROL_SOCKET`` a control socket (none by default).
 """
 
 import os
@@ -27,6 +28,16 @@ reuse_port = True
 # URL is lower (comments.middleware.MAX_URL_BYTES, 8,000 bytes), so a URL between the two
 # reaches Django, which answers it in the API's error shape.
 limit_request_line = 8190
+
+# gunicorn's control socket (gunicornc: worker status, scaling, reloads) is off: nothing here
+# uses it (a reload is a HUP), and its default path is one per user, not per instance
+# ($XDG_RUNTIME_DIR/gunicorn.ctl, else ~/.gunicorn/gunicorn.ctl), so a second instance on the
+# machine (another host's port, a test's server) took it over and the first one to stop removed
+# it. GUNICORN_CONTROL_SOCKET names a path of this instance's own to have one.
+_control_socket = env_str("GUNICORN_CONTROL_SOCKET", "")
+control_socket_disable = not _control_socket
+if _control_socket:
+    control_socket = _control_socket
 
 # Comment widgets ask again within seconds (list, then likes, then a post).
 keepalive = 5

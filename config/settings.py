@@ -25,6 +25,7 @@ from .env import (
     env_str,
     oidc_providers_from_env,
     parse_rate_limits,
+    redis_cache,
     replica_databases,
     sqlite_database,
 )
@@ -162,21 +163,12 @@ if DATABASE_REPLICAS:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Seconds the cache's Redis has to accept a connection and to answer a command: about what a
+# request waits for one that does not answer (a cluster's client sends no command twice:
+# infra.redislink.connect). LIKES_REDIS_TIMEOUT below is the like state's.
+REDIS_TIMEOUT = env_float("REDIS_TIMEOUT", 1.0)
 if REDIS_URL:
-    CACHES = {
-        "default": {
-            "BACKEND": "django_redis.cache.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": env_str("COMMENTS_CACHE_PREFIX", "cs"),
-            "OPTIONS": {
-                "CLIENT_CLASS": "django_redis.client.DefaultClient",
-                # Reaches a Redis Cluster too, named by a redis+cluster:// URL.
-                "CONNECTION_FACTORY": "infra.rediscache.ClusterAwareConnectionFactory",
-                "SOCKET_CONNECT_TIMEOUT": 1,
-                "SOCKET_TIMEOUT": 1,
-            },
-        }
-    }
+    CACHES = {"default": redis_cache(REDIS_URL, timeout=REDIS_TIMEOUT, prefix=env_str("COMMENTS_CACHE_PREFIX", "cs"))}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from comments.health import healthz
+from comments.health import healthz, readyz
 from comments.views import avatar, home
 
 # Django tries patterns in order, so the busiest come first: a like or unlike is matched at the
@@ -16,6 +16,7 @@ urlpatterns = [
     path("api/v1/", include("accounts.api_urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("avatars/<int:user_id>/<str:digest>", avatar, name="avatar"),
     path("embed/", include("comments.web_urls")),
     path("console/webhooks/", include("webhooks.console_urls")),

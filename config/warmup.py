@@ -27,6 +27,8 @@ def warm_up() -> None:
     from django.urls import get_resolver
     from rest_framework.settings import api_settings
 
+    from comments import health
+
     resolver = get_resolver()
     resolver.url_patterns  # noqa: B018 - imports the URLconf and every view module
     resolver.reverse_dict  # noqa: B018 - compiles every pattern's expression
@@ -39,6 +41,7 @@ def warm_up() -> None:
             except TemplateDoesNotExist:
                 logger.warning("warm-up: template %s not found", template.name)
     _connect_caches()
+    health.process_warmed()  # /readyz may answer 200 from now on
 
 
 def _connect_caches() -> None:

@@ -35,7 +35,9 @@ from typing import Any
 import redis
 from django.conf import settings
 from django.core.signals import setting_changed
+from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
+from redis.retry import Retry
 
 logger = logging.getLogger("infra.redis")
 
@@ -55,11 +57,28 @@ def is_cluster_url(url: str) -> bool:
     return url.partition("://")[0] in _CLUSTER_SCHEMES
 
 
+# How many times the cluster client sends a command again after a connection error or a
+# timeout: none. Its default is ten, with a backoff of up to a second between them, and a
+# pipeline resends each command that failed on its own through the same retries: a frozen
+# master held a request ten to twenty seconds whatever the socket timeout
+# (tests/infra/test_frozen_redis.py). Every caller has a road without Redis (the like state's
+# database road, the cache's miss), and a retry without a pause would not outlast a failover
+# anyway (cluster-node-timeout); the error still asks for a topology refresh, which the next
+# command runs, so the caller's next use finds the new master.
+CLUSTER_RETRIES = 0
+
+
 def connect(url: str, **options: Any) -> redis.Redis | RedisCluster:
     """A client of the Redis ``url`` names: a cluster client for a ``+cluster`` URL (its node
-    is the first contact), else a single server's."""
+    is the first contact), else a single server's.
+
+    A call waits for a server that does not answer about ``socket_timeout`` (or
+    ``socket_connect_timeout``, for a new connection) per attempt: one attempt on a single
+    server (a client made from a URL has no retry); on a cluster ``1 + CLUSTER_RETRIES`` for a
+    command, and for a pipeline one more, since it resends a command that failed on its own."""
     scheme, _, rest = url.partition("://")
     if scheme in _CLUSTER_SCHEMES:
+        options.setdefault("retry", Retry(NoBackoff(), CLUSTER_RETRIES))
         return Cluster.from_url(f"{_CLUSTER_SCHEMES[scheme]}://{rest}", **options)
     return redis.Redis.from_url(url, **options)
 

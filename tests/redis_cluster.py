@@ -119,6 +119,18 @@ class LocalRedisCluster:
                 raise RuntimeError(f"redis-server on port {port} did not start")
             time.sleep(0.05)
 
+    def master_of(self, slot: int) -> int:
+        """The port of the master that serves ``slot``, as the first node that answers says."""
+        for port in self.processes:
+            try:
+                ranges = self.node(port).execute_command("CLUSTER", "SLOTS")
+            except redis.exceptions.RedisError:
+                continue
+            for start, end, master, *_ in ranges:
+                if start <= slot <= end:
+                    return int(master[1])
+        raise RuntimeError(f"no node of the cluster names a master of slot {slot}")
+
     def stop_node(self, port: int) -> None:
         process = self.processes.pop(port)
         process.kill()
