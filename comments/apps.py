@@ -55,12 +55,17 @@ class CommentsConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
         from django.core.exceptions import ImproperlyConfigured
+        from django.db.models.signals import post_migrate
         from django.urls import register_converter
+
+        from infra.citus import distribute_after_migrate
 
         from . import paths
         from .api import schema  # noqa: F401  (registers the OpenAPI extensions)
         from .urlconverters import IdConverter
 
         register_converter(IdConverter, "id")  # "<id:...>" in every app's URLs
+        # On a Citus coordinator with workers, migrate distributes the tables (docs/citus.md).
+        post_migrate.connect(distribute_after_migrate, sender=self, dispatch_uid="comments.citus")
         if not 1 <= settings.COMMENTS_MAX_DEPTH <= paths.MAX_DEPTH_SUPPORTED:
             raise ImproperlyConfigured(f"COMMENTS_MAX_DEPTH must be between 1 and {paths.MAX_DEPTH_SUPPORTED}")

@@ -95,6 +95,153 @@ def primary_key_with_subject(table: str) -> migrations.RunPython:
     return postgresql_only(f"{swap} (id, subject_id)", f"{swap} (id)")
 
 
+# --- distributing the schema (after every migrate) ------------------------------------------
+
+_CITUS_TABLES_SQL = """
+    SELECT c.relname,
+           CASE WHEN p.partmethod = 'h' THEN 'distributed'
+                WHEN p.repmodel = 't' THEN 'reference' ELSE 'local' END
+    FROM pg_dist_partition p
+    JOIN pg_class c ON c.oid = p.logicalrelid
+    JOIN pg_namespace ns ON ns.oid = c.relnamespace
+    WHERE ns.nspname = current_schema()
+"""
+
+
+def workers(cursor) -> int:
+    """How many active primary workers this database's Citus coordinator has registered: 0 on
+    plain PostgreSQL (no extension) or any other database, or a coordinator with none yet."""
+    if cursor.db.vendor != "postgresql":
+        return 0
+    cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'citus'")
+    if cursor.fetchone() is None:
+        return 0
+    cursor.execute("SELECT count(*) FROM pg_dist_node WHERE groupid <> 0 AND noderole = 'primary' AND isactive")
+    return cursor.fetchone()[0]
+
+
+def is_coordinator(connection) -> bool:
+    """Whether ``connection``'s database is a Citus coordinator with workers: asked once per
+    connection object (a thread's, for the life of the process) and kept on it."""
+    known = getattr(connection, "_citus_coordinator", None)
+    if known is None:
+        known = False
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                known = workers(cursor) > 0
+        connection._citus_coordinator = known
+    return known
+
+
+def _referenced_first(tables: set[str], foreign_keys: list[tuple[str, str]]) -> list[str]:
+    """``tables`` ordered so that a table comes after every one of them it points at: Citus
+    distributes (or copies) a table's foreign keys with it, and their targets must be there."""
+    points_at = {t: {dst for src, dst in foreign_keys if src == t and dst in tables and dst != t} for t in tables}
+    ordered: list[str] = []
+    while points_at:
+        ready = sorted(t for t, targets in points_at.items() if not targets - set(ordered))
+        if not ready:
+            raise ValueError(f"foreign keys in a ring among {sorted(points_at)}")
+        ordered += ready
+        for t in ready:
+            del points_at[t]
+    return ordered
+
+
+_TOUCHING_FOREIGN_KEYS_SQL = """
+    SELECT src.relname, k.conname, pg_get_constraintdef(k.oid)
+    FROM pg_constraint k
+    JOIN pg_class src ON src.oid = k.conrelid
+    JOIN pg_class dst ON dst.oid = k.confrelid
+    JOIN pg_namespace ns ON ns.oid = src.relnamespace
+    WHERE k.contype = 'f' AND ns.nspname = current_schema()
+      AND (src.relname = ANY(%s) OR dst.relname = ANY(%s))
+    ORDER BY 1, 2
+"""
+
+
+def distribution_steps(cursor) -> list[tuple[str, list]]:
+    """The statements that take this database's tables to the plan, in the order they must run
+    (``(sql, params)``; empty when it is there, or on a database that is not a Citus coordinator
+    with workers). A table already distributed, or already a reference table, is left as it
+    is: run again, this adds only the tables created since.
+
+    1. Every foreign key from or to a table about to change comes off. Made a reference
+       table, a table turns every PostgreSQL table connected to it by foreign keys into a
+       Citus local table; Citus cannot make a distributed table out of one with an identity
+       column (a subject's id, a like's), and one made a reference table after that starts
+       its identity again from 1.
+    2. Reference tables, each after the tables it points at.
+    3. Each co-location group: its first table (the group's name) in a group of its own, the
+       others co-located with it.
+    4. The foreign keys back, as they were: Citus checks and propagates them now that both
+       ends are its tables, and makes a local table pointing at a reference table a Citus
+       local table (it keeps its rows and identity).
+    Local tables stay PostgreSQL's; those pointing at a reference table become Citus local
+    tables when their target becomes one (Citus does it)."""
+    if not workers(cursor):
+        return []
+    the = plan()
+    cursor.execute(_CITUS_TABLES_SQL)
+    placed = dict(cursor.fetchall())
+    cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+    present = {name for (name,) in cursor.fetchall()}
+    cursor.execute(_FOREIGN_KEYS_SQL)
+    foreign_keys = [(source, target) for _, source, target, _, _ in cursor.fetchall()]
+    reference = {t for t in the.reference & present if placed.get(t) != "reference"}
+    distributed = {t for t in set(the.distributed) & present if placed.get(t) != "distributed"}
+    changing = reference | distributed
+    cursor.execute(_TOUCHING_FOREIGN_KEYS_SQL, [sorted(changing), sorted(changing)])
+    detached = cursor.fetchall()
+    steps: list[tuple[str, list]] = []
+    steps += [(f"ALTER TABLE {table} DROP CONSTRAINT {key}", []) for table, key, _ in detached]
+    steps += [("SELECT create_reference_table(%s)", [t]) for t in _referenced_first(reference, foreign_keys)]
+    for group in sorted(set(the.colocation.values())):
+        members = {t for t in distributed if the.colocation[t] == group}
+        for table in _referenced_first(members, foreign_keys):
+            colocate_with = "none" if table == group else group
+            steps.append(
+                (
+                    "SELECT create_distributed_table(%s, %s, colocate_with => %s)",
+                    [table, the.distributed[table], colocate_with],
+                )
+            )
+    steps += [(f"ALTER TABLE {table} ADD CONSTRAINT {key} {definition}", []) for table, key, definition in detached]
+    return steps
+
+
+def distribute(connection, *, say=None) -> int:
+    """Run ``distribution_steps`` on ``connection`` (the migrate's database) in one transaction:
+    how many statements ran. ``say``: told each step (migrate's output)."""
+    from django.db import transaction
+
+    if connection.vendor != "postgresql":
+        return 0
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        steps = distribution_steps(cursor)
+        if steps:
+            # A foreign key from a local table to a reference table converts the local tables
+            # connected to it, which Citus cannot do in a transaction that touched a
+            # distributed table over parallel connections.
+            cursor.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
+        for sql, params in steps:
+            if say is not None:
+                say(f"  Citus: {sql.removeprefix('SELECT ')} {params or ''}".rstrip())
+            cursor.execute(sql, params or None)
+    return len(steps)
+
+
+def distribute_after_migrate(*, using: str, verbosity: int = 1, **kwargs) -> None:
+    """``post_migrate``'s receiver (the core app connects it): an operator's Citus deployment
+    is to register the workers and migrate. Every migrate ends here, so the tables a later
+    migration creates are distributed by the same run that made them."""
+    from django.db import connections
+
+    stdout = kwargs.get("stdout")
+    say = stdout.write if stdout is not None and verbosity >= 1 else None
+    distribute(connections[using], say=say)
+
+
 # --- the checks (scripts/check-citus-schema) -----------------------------------------------
 
 _KEYS_SQL = """

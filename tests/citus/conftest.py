@@ -15,6 +15,8 @@ import os
 import pytest
 from django.db import connection
 
+from ..citus_cluster import Cluster, cluster_or_skip
+
 # The test's own transaction and the services' savepoints name no table.
 _TRANSACTION_CONTROL = ("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT")
 
@@ -42,3 +44,13 @@ def hot_queries():
                     out.write(json.dumps({"query": name, "sql": sql, "comment_by_id": comment_by_id}) + "\n")
 
     return capture
+
+
+@pytest.fixture
+def cluster(transactional_db) -> Cluster:
+    """``scripts/citus-cluster``'s cluster under the test database, with its two workers (the
+    test is skipped elsewhere). A third worker that an earlier rebalancing run failed to remove
+    goes before the test's service starts: its sessions would keep connections to it."""
+    cluster = cluster_or_skip()
+    cluster.third_worker_removed()
+    return cluster

@@ -4,10 +4,11 @@ schema (scripts/check-citus-schema runs it on the hot queries' captured SQL)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
+from django.db import NotSupportedError, connection, transaction
 
 from infra import citus
 
@@ -156,9 +157,24 @@ def test_todays_schema_keeps_the_plan_with_no_known_gap(postgresql):
 )
 def test_a_schema_against_the_plan_is_reported(postgresql, ddl, violation):
     with connection.cursor() as cursor:
-        cursor.execute(ddl)  # undone with the test's transaction
+        citus_coordinator = citus.workers(cursor) > 0
+        try:
+            with transaction.atomic():
+                cursor.execute(ddl)  # undone with the test's transaction
+        except NotSupportedError:
+            # On a Citus coordinator (scripts/test-citus) Citus itself refuses most of these
+            # breaks; what it lets through, the check must report.
+            assert citus_coordinator, "only Citus refuses this schema change"
+            return
     violations, _ = _schema_violations()
+    if citus_coordinator:
+        # Citus names a foreign key it propagates its own way (comments_site__fkey).
+        violations, violation = [_unnamed(v) for v in violations], _unnamed(violation)
     assert violations == [violation]
+
+
+def _unnamed(violation: str) -> str:
+    return re.sub(r"foreign key \S+ ->", "foreign key ->", violation)
 
 
 def test_the_command_fails_on_a_captured_query_that_is_not_routed(postgresql, tmp_path):
