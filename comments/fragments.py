@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 from urllib.parse import urlencode
 
+from django.db import DatabaseError
 from django.http import HttpResponse
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
@@ -14,7 +15,7 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET
 from rest_framework import serializers
 
-from infra.errors import DATABASE_UNAVAILABLE
+from infra.errors import database_unavailable
 
 from . import queries
 from .api.views import query_params
@@ -74,7 +75,9 @@ def _fragment_view(handler):
         except CommentsError as exc:
             with translation.override(lang):
                 return error(request, status=exc.status, message=domain_message(exc), lang=lang)
-        except DATABASE_UNAVAILABLE:
+        except DatabaseError as failure:
+            if not database_unavailable(failure):
+                raise
             with translation.override(lang):
                 return error(request, status=503, message=unavailable_message(), lang=lang)
 

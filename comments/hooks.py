@@ -3,7 +3,7 @@ without the core importing them (DESIGN.md: ``comments`` never imports its neigh
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -83,13 +83,14 @@ def check_participation(site_id: int, user_id: int) -> None:
 #   but not the viewer's like: the core asks the database, as for a comment left out). It
 #   returns None when it cannot answer at all (no Redis configured, Redis down); the core
 #   reads what is missing from the database.
-# * ``liked_sql(user_id)`` is the database fallback for ``liked``: an SQL boolean expression
-#   over the content row aliased ``cc`` (``cc.comment_id``) and its parameters, so the answer
-#   rides along with the content query instead of costing a query of its own.
+# * ``liked_sql(user_id, subject_id)`` is the database fallback for ``liked``: an SQL boolean
+#   expression over the content row aliased ``cc`` (``cc.comment_id``) and its parameters, so
+#   the answer rides along with the content query instead of costing a query of its own.
+#   ``subject_id``: the one subject of the rows asked about, if there is one (None: several).
 #
 # Without providers, counts come from ``comment_index.like_count`` and nothing is liked.
 PageLikeState = Callable[[list[tuple[int, int]], "int | None"], "dict[int, tuple[int, bool | None]] | None"]
-LikedSql = Callable[[int], tuple[str, list]]
+LikedSql = Callable[[int, "int | None"], tuple[str, list]]
 _page_like_state: list[PageLikeState] = []
 _liked_sql: list[LikedSql] = []
 
@@ -108,10 +109,10 @@ def register_liked_sql(provider: LikedSql) -> None:
     _liked_sql[:] = [provider]
 
 
-def liked_sql(user_id: int | None) -> tuple[str, list] | None:
+def liked_sql(user_id: int | None, subject_ids: Collection[int]) -> tuple[str, list] | None:
     if not _liked_sql or user_id is None:
         return None
-    return _liked_sql[0](user_id)
+    return _liked_sql[0](user_id, next(iter(subject_ids)) if len(subject_ids) == 1 else None)
 
 
 # Hand-offs together. The receivers of the hooks below hand work on to other processes (an

@@ -7,7 +7,7 @@ import logging
 
 from django.http import HttpRequest
 
-from infra.errors import DATABASE_UNAVAILABLE
+from infra.errors import database_unavailable
 
 from .api.errors import json_error, unavailable_response
 
@@ -47,7 +47,7 @@ class ApiErrorMiddleware:
     def process_exception(self, request, exception):
         if not is_api_request(request):
             return None
-        if isinstance(exception, DATABASE_UNAVAILABLE):
+        if database_unavailable(exception):
             logger.warning("Database unavailable on %s %s: %s", request.method, request.path, exception)
             return unavailable_response()
         logger.error("Unhandled error on %s %s", request.method, request.path, exc_info=exception)

@@ -59,12 +59,21 @@ class Sql:
 
     text: str
     params: tuple = ()
+    # The one subject the condition's rows are of, when it pins one (``in_subject``): ``fetch``
+    # names it to the tables it joins, which Citus needs to route the statement.
+    subject_id: int | None = None
 
     def __and__(self, other: Sql) -> Sql:
-        return Sql(f"{self.text} AND {other.text}", (*self.params, *other.params))
+        subject_id = self.subject_id if self.subject_id is not None else other.subject_id
+        return Sql(f"{self.text} AND {other.text}", (*self.params, *other.params), subject_id)
 
     def negated(self) -> Sql:
         return Sql(f"NOT ({self.text})", self.params)
+
+
+def in_subject(subject_id: int, text: str = "", params: tuple = ()) -> Sql:
+    """Rows of comment_index ``c`` of subject ``subject_id`` (and ``text``, if given)."""
+    return Sql("c.subject_id = %s" + (f" AND {text}" if text else ""), (subject_id, *params), subject_id)
 
 
 def any_of_sql(column: str, ids) -> Sql:
@@ -366,12 +375,20 @@ def fetch(where: Sql, *, order: tuple[tuple[str, str], ...] = (), limit: int | N
     if not isinstance(where, Sql):
         raise TypeError("fetch takes an Sql condition")
     ordered = f" ORDER BY {order_sql(order)}" if order else ""
+    params = list(where.params)
     if limit is None:
         sql = f"{_LIST_SELECT}{_COMMENT} c{_joins(connection.vendor)} WHERE {where.text}{ordered}"
     else:
-        sql = f"{_LIST_SELECT}(SELECT * FROM {_COMMENT} c WHERE {where.text}{ordered} LIMIT {int(limit)}) c{_joins(connection.vendor)}{ordered}"
+        sql = f"{_LIST_SELECT}(SELECT * FROM {_COMMENT} c WHERE {where.text}{ordered} LIMIT {int(limit)}) c{_joins(connection.vendor)}"
+        if where.subject_id is not None:
+            # The subject again outside the subquery: it pins the joined reply targets and
+            # contents to it too, so Citus sends the whole statement to the subject's shard
+            # (without it, both tables were read from every shard).
+            sql += " WHERE c.subject_id = %s"
+            params.append(where.subject_id)
+        sql += ordered
     with replicas.read_connection().cursor() as cursor:
-        cursor.execute(sql, list(where.params))
+        cursor.execute(sql, params)
         return [_row(r) for r in cursor.fetchall()]
 
 

@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -31,7 +32,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import AuthenticationFailed
 
 from infra import pagecache
-from infra.errors import DATABASE_UNAVAILABLE
+from infra.errors import database_unavailable
 
 from . import avatars, hooks, queries
 from .api.serializers import CommentListParams, ReplyListParams
@@ -309,7 +310,9 @@ def embed(request: HttpRequest) -> HttpResponse:
             else:
                 message = domain_message(exc)
             return error(request, status=exc.status, message=message, lang=lang, site=site, theme=theme)
-    except DATABASE_UNAVAILABLE:
+    except DatabaseError as failure:
+        if not database_unavailable(failure):
+            raise
         with translation.override(lang):
             return error(request, status=503, message=unavailable_message(), lang=lang, site=site, theme=theme)
     return stale_marked(respond(html, site=site, lang=lang, minified=True), stale)
@@ -422,7 +425,9 @@ def avatar(request: HttpRequest, user_id: int, digest: str) -> HttpResponse:
         picture = avatars.avatar_picture(user_id, digest)
     except NotFound:
         return HttpResponse(status=404, content_type="text/plain; charset=utf-8")
-    except DATABASE_UNAVAILABLE:
+    except DatabaseError as failure:
+        if not database_unavailable(failure):
+            raise
         return HttpResponse(status=503, content_type="text/plain; charset=utf-8")
     response = HttpResponse(picture.data, content_type=picture.content_type)
     kept = 365 * 24 * 3600 if picture.fetched else avatars.FAILURE_KEPT_SECONDS
@@ -441,7 +446,9 @@ def home(request: HttpRequest) -> HttpResponse:
     lang = reader_language(request, None)
     try:
         demo_url = queries.demo_host_url()
-    except DATABASE_UNAVAILABLE:
+    except DatabaseError as failure:
+        if not database_unavailable(failure):
+            raise
         demo_url = None
     with translation.override(lang):
         html = render_to_string("comments/home.html", {"lang": lang, "demo_url": demo_url}, request)

@@ -76,7 +76,7 @@ from django.core.cache import cache
 from django.db import close_old_connections, connections
 
 from . import cachestats, replicas, sharedcache
-from .errors import DATABASE_UNAVAILABLE
+from .errors import database_unavailable
 from .hotpages import hot
 from .redislink import round_trip
 
@@ -262,7 +262,7 @@ def shared_entry(
     except BaseException as exc:
         if won:
             _end_flight(key)
-        if isinstance(exc, DATABASE_UNAVAILABLE) and stale_ok and held is not None:
+        if database_unavailable(exc) and stale_ok and held is not None:
             logger.warning("database unavailable: serving subject %s's page %s stale", subject_id, key)
             return Read(held[1], True, stale=True)
         raise

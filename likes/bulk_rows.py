@@ -42,7 +42,9 @@ def sources(columns: Columns, rows: Sequence[tuple]) -> Iterator[tuple[str, list
         for (name, kind), column in zip(columns, zip(*rows, strict=True), strict=True):
             if kind == "ms":
                 arrays.append("%s::bigint[]")
-                selected.append(f"timestamptz 'epoch' + x0.{name} * interval '1 millisecond' AS {name}")
+                # to_timestamp is immutable (timestamptz + interval is only stable), so Citus
+                # takes it inside an UPDATE's CASE; the double carries ms exactly to the µs.
+                selected.append(f"to_timestamp(x0.{name}::float8 / 1000) AS {name}")
             else:
                 arrays.append(f"%s::{kind}[]")
                 selected.append(f"x0.{name}")

@@ -47,16 +47,19 @@ def place(*, comment_id: int) -> tuple[int, int]:
     return _places.get(comment_id) or remember_place(comment_id=comment_id, place=comment_place(comment_id=comment_id))
 
 
-def liked_sql(user_id: int) -> tuple[str, list]:
+def liked_sql(user_id: int, subject_id: int | None) -> tuple[str, list]:
     """Over a ``comment_content`` row aliased ``cc``: does ``user_id`` like that comment? One
     probe of the unique (comment, user) index. ``active`` is read from the row, not put in the
     condition: with it there, PostgreSQL answered from the partial likers index instead, whose
     order puts the user last, reading every liker of a popular comment. The subject completes
-    the unique key, and on Citus keeps the probe on the comment's shard (infra.citus)."""
+    the unique key; given as a value (``subject_id``, the rows' one subject), it keeps the
+    probe on that subject's shard on Citus, which an equality with ``cc.subject_id`` does not
+    (Citus sent the statement to every shard)."""
+    subject, params = ("%s", [subject_id]) if subject_id is not None else ("cc.subject_id", [])
     return (
         f"COALESCE((SELECT lk.active FROM {_LIKE} lk WHERE lk.comment_id = cc.comment_id AND lk.user_id = %s "
-        f"AND lk.subject_id = cc.subject_id), 0 = 1)",
-        [user_id],
+        f"AND lk.subject_id = {subject}), 0 = 1)",
+        [user_id, *params],
     )
 
 

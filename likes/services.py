@@ -60,7 +60,9 @@ def like_actions_apply(
     ``subject_id``: the subject of every action, when the caller knows it (the flush reads one
     subject's stream, a direct like has its comment at hand). Every statement then names it,
     so on Citus each is a router query to that subject's shard (infra.citus); actions on
-    comments of another subject are dropped, as those on comments that are gone.
+    comments of another subject are dropped, as those on comments that are gone. Without it
+    (an erasure, a user's likes across subjects), the comments' subjects are read first and
+    each subject's actions applied as if it had been given, in the one transaction.
 
     One transaction. Actions on comments or users that no longer exist are dropped. Lock
     order as in the comment core: the subjects' rows first, then like rows, then comments.
@@ -73,6 +75,17 @@ def like_actions_apply(
             newest[pair] = action
     if not newest:
         return {}
+    if subject_id is None:
+        subjects = dict(_existing(Comment, "subject_id", {c for c, _ in newest}))
+        by_subject: dict[int, list[LikeAction]] = defaultdict(list)
+        for (comment_id, _), action in newest.items():
+            if comment_id in subjects:
+                by_subject[subjects[comment_id]].append(action)
+        applied: dict[int, int] = {}
+        with transaction.atomic():
+            for each in sorted(by_subject):  # subjects in id order, as the lock order has them
+                applied.update(like_actions_apply(by_subject[each], subject_id=each, mark_stale=mark_stale))
+        return applied
     changes: dict[int, int] = defaultdict(int)
     with transaction.atomic():
         _plan_with_parameters()
@@ -81,12 +94,7 @@ def like_actions_apply(
         newest = {pair: a for pair, a in newest.items() if pair[0] in comment_subjects and pair[1] in users}
         if not newest:
             return {}
-        list(
-            Subject.objects.select_for_update()
-            .filter(pk__in=set(comment_subjects.values()))
-            .order_by("pk")
-            .values_list("pk", flat=True)
-        )
+        list(Subject.objects.select_for_update().filter(pk=subject_id).values_list("pk", flat=True))
         pending = dict(newest)
         updates = []
         for _ in range(3):  # a second round only for rows deleted or inserted meanwhile
@@ -173,18 +181,14 @@ def _existing(model: type[Model], column: str, ids: set[int]) -> list[tuple[int,
     return found
 
 
-def _within(alias: str, subject_id: int | None) -> tuple[str, list]:
-    """`` AND alias.subject_id = %s`` when the subject is known: the distribution column,
-    so that Citus routes the statement (infra.citus)."""
-    if subject_id is None:
-        return "", []
+def _within(alias: str, subject_id: int) -> tuple[str, list]:
+    """`` AND alias.subject_id = %s``: the distribution column, so that Citus routes the
+    statement (infra.citus)."""
     return f" AND {alias}.subject_id = %s", [subject_id]
 
 
-def _existing_comments(ids: set[int], subject_id: int | None) -> list[tuple[int, int]]:
-    """``(id, subject_id)`` of the comments among ``ids`` (of ``subject_id`` only, if given)."""
-    if subject_id is None:
-        return _existing(Comment, "subject_id", ids)
+def _existing_comments(ids: set[int], subject_id: int) -> list[tuple[int, int]]:
+    """``(id, subject_id)`` of the comments among ``ids`` of ``subject_id``."""
     within, within_params = _within("t", subject_id)
     found = []
     with connection.cursor() as cursor:
@@ -215,7 +219,7 @@ def _insert_rows(rows: list[tuple[int, int, int, bool, int, int]]) -> list[tuple
     return inserted
 
 
-def _locked_rows(pairs: list[tuple[int, int]], subject_id: int | None) -> list[tuple[int, int, int, bool, int]]:
+def _locked_rows(pairs: list[tuple[int, int]], subject_id: int) -> list[tuple[int, int, int, bool, int]]:
     """``(id, comment_id, user_id, active, version)`` of the pairs' existing rows, locked."""
     lock = " FOR UPDATE OF l" if connection.features.has_select_for_update_of else ""
     within, within_params = _within("l", subject_id)
@@ -231,7 +235,7 @@ def _locked_rows(pairs: list[tuple[int, int]], subject_id: int | None) -> list[t
     return [(i, c, u, bool(a), v) for i, c, u, a, v in rows]
 
 
-def _update_rows(updates: list[tuple[int, bool, int, int, bool]], subject_id: int | None) -> None:
+def _update_rows(updates: list[tuple[int, bool, int, int, bool]], subject_id: int) -> None:
     """Set active and version of like rows, and the time of those that become a new like; one
     statement (SQLite: per chunk)."""
     columns = [("id", "bigint"), ("a", "boolean"), ("v", "bigint"), ("t", "ms"), ("n", "boolean")]
@@ -246,7 +250,7 @@ def _update_rows(updates: list[tuple[int, bool, int, int, bool]], subject_id: in
             )
 
 
-def _add_like_counts(changes: dict[int, int], subject_id: int | None) -> None:
+def _add_like_counts(changes: dict[int, int], subject_id: int) -> None:
     within, within_params = _within(_COMMENT_TABLE, subject_id)
     with connection.cursor() as cursor:
         for source, params in bulk_rows.sources([("id", "bigint"), ("d", "integer")], sorted(changes.items())):
@@ -499,7 +503,10 @@ def like_counts_reconcile(*, subject_id: int | None = None) -> int:
     how many comments had drifted. Set-based: one statement. The pages of the subjects whose
     counts changed go out of date (their hot order may have moved)."""
     comment = _COMMENT_TABLE
-    count = f"(SELECT COUNT(*) FROM {_LIKE_TABLE} l WHERE l.comment_id = {comment}.id AND l.active)"
+    count = (
+        f"(SELECT COUNT(*) FROM {_LIKE_TABLE} l "
+        f"WHERE l.comment_id = {comment}.id AND l.subject_id = {comment}.subject_id AND l.active)"
+    )
     where, params = (f"{comment}.subject_id = %s AND ", [subject_id]) if subject_id is not None else ("", [])
     with transaction.atomic(), connection.cursor() as cursor:
         if subject_id is not None:

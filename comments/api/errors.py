@@ -11,7 +11,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from infra.errors import DATABASE_UNAVAILABLE
+from infra.errors import database_unavailable
 
 from ..exceptions import CommentsError
 
@@ -67,7 +67,7 @@ def unavailable_response() -> JsonResponse:
 
 def exception_handler(exc, context):
     headers = {}
-    if isinstance(exc, DATABASE_UNAVAILABLE):
+    if database_unavailable(exc):
         set_rollback()
         return unavailable_response()
     if isinstance(exc, CommentsError):

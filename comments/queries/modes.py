@@ -30,7 +30,7 @@ def _reply_previews(
     The roots' subject is named too, for a Citus router query (infra.citus)."""
     if not root_ids or per_root <= 0:
         return {}
-    visible = visible_sql(viewer=viewer, x="p")
+    visible = visible_sql(viewer=viewer, subject_id=subject_id, x="p")
     table = connection.ops.quote_name(Comment._meta.db_table)
     if connection.vendor == "postgresql":
         chosen = (
@@ -60,7 +60,7 @@ def list_two_level(
     its hottest replies."""
     scope = f"two_level:{subject.pk}:{sort}"
     # "depth = 0" is literal so the planner can use the partial indexes of top-level rows.
-    roots = Sql("c.subject_id = %s AND c.depth = 0", (subject.pk,)) & visible_sql(viewer=viewer)
+    roots = rowsql.in_subject(subject.pk, "c.depth = 0") & visible_sql(viewer=viewer, subject_id=subject.pk)
     pinned_limit = settings.COMMENTS_PINNED_LIMIT
     tail_order = "asc" if sort == "old" else "desc"
 
@@ -114,7 +114,9 @@ def list_replies(*, root: Comment, viewer: Viewer, sort: str, limit: int, cursor
     if root.depth != 0:
         raise InvalidInput("Replies are listed for top-level comments only.")
     scope = f"replies:{root.pk}:{sort}"
-    replies = Sql("c.subject_id = %s AND c.root_id = %s", (root.subject_id, root.pk)) & visible_sql(viewer=viewer)
+    replies = rowsql.in_subject(root.subject_id, "c.root_id = %s", (root.pk,)) & visible_sql(
+        viewer=viewer, subject_id=root.subject_id
+    )
     if sort in ("old", "new"):
         after = keyset_after(position=decode_cursor(cursor=cursor, scope=scope))
         rows, next_cursor = keyset(
@@ -151,7 +153,7 @@ def list_flat(
     scope = f"{mode}:{subject.pk}:{sort}"
     after = keyset_after(position=decode_cursor(cursor=cursor, scope=scope))
     rows, next_cursor = keyset(
-        where=Sql("c.subject_id = %s", (subject.pk,)) & visible_sql(viewer=viewer),
+        where=rowsql.in_subject(subject.pk) & visible_sql(viewer=viewer, subject_id=subject.pk),
         order="asc" if sort == "old" else "desc",
         key="id",
         after=after,
@@ -160,7 +162,7 @@ def list_flat(
     )
     if mode != Mode.STACKED:
         return Page(items=in_order(rows, present_comments(rows=rows, viewer=viewer)), next_cursor=next_cursor)
-    ancestors = rowsql.fetch_ids({a for c in rows for a in c.ancestor_ids()}, Sql("c.subject_id = %s", (subject.pk,)))
+    ancestors = rowsql.fetch_ids({a for c in rows for a in c.ancestor_ids()}, rowsql.in_subject(subject.pk))
     shown = present_comments(rows=[*rows, *ancestors], viewer=viewer)
     items = []
     for c in rows:
@@ -177,7 +179,7 @@ def comment_chain(*, comment: Comment, viewer: Viewer) -> list[dict]:
         # Stored as a sibling at the depth cap: the chain still ends with what it answers.
         ids = ids[:-1] + [comment.reply_to_id, comment.pk]
     rows: dict[int, Comment | rowsql.CommentRow] = {
-        c.pk: c for c in rowsql.fetch_ids(ids[:-1], Sql("c.subject_id = %s", (comment.subject_id,)))
+        c.pk: c for c in rowsql.fetch_ids(ids[:-1], rowsql.in_subject(comment.subject_id))
     }
     rows[comment.pk] = comment
     shown = present_comments(rows=rows.values(), viewer=viewer)
@@ -189,11 +191,12 @@ def comment_tree(*, comment: Comment, viewer: Viewer, limit: int, cursor: str | 
     scope = f"tree:{comment.pk}"
     after = keyset_after(position=decode_cursor(cursor=cursor, scope=scope), kind=str)
     low, high = paths.subtree_bounds(comment.path)
-    visible = visible_sql(viewer=viewer)
+    visible = visible_sql(viewer=viewer, subject_id=comment.subject_id)
     rows, next_cursor = keyset(
-        where=Sql(
-            f"c.subject_id = %s AND c.path >= %s AND c.path < %s AND ({visible.text} OR c.id = %s)",
-            (comment.subject_id, low, high, *visible.params, comment.pk),
+        where=rowsql.in_subject(
+            comment.subject_id,
+            f"c.path >= %s AND c.path < %s AND ({visible.text} OR c.id = %s)",
+            (low, high, *visible.params, comment.pk),
         ),
         order="asc",
         key="path",

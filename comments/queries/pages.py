@@ -140,7 +140,7 @@ def _with_viewer_likes(entry: bytes, subject_id: int, viewer: Viewer) -> bytes:
     # The viewer's likes the live store does not know, from the database.
     readable = {c["id"] for c in shown if live.get(c["id"], (0, None))[1] is None and c["status"] not in GONE_STATUSES}
     liked = present.liked_ids(
-        comment_ids=readable, subject_ids={subject_id}, liked_expression=hooks.liked_sql(viewer.user_id)
+        comment_ids=readable, subject_ids={subject_id}, liked_expression=hooks.liked_sql(viewer.user_id, {subject_id})
     )
     for c in shown:
         count, known = live.get(c["id"], (c["like_count"], None))

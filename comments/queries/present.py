@@ -53,11 +53,19 @@ def _contents(
     table = connection.ops.quote_name(CommentContent._meta.db_table)
     liked, params = liked_expression or ("0 = 1", [])
     among, among_params = rowsql.any_of("cc.comment_id", comment_ids)
-    of_subjects, subject_params = rowsql.any_of("cc.subject_id", subject_ids)
+    of_subjects, subject_params = _of_subjects(subject_ids)
     sql = f"SELECT cc.comment_id, cc.body, cc.html, {liked} FROM {table} cc WHERE {among} AND {of_subjects}"
     with replicas.read_connection().cursor() as cursor:
         cursor.execute(sql, [*params, *among_params, *subject_params])
         return {row[0]: (row[1], row[2], bool(row[3])) for row in cursor.fetchall()}
+
+
+def _of_subjects(subject_ids: Collection[int]) -> tuple[str, list]:
+    """The contents' subjects: one (a page) as a plain equality, which Citus routes to its
+    shard with the like probe; several (a user's history) as a list."""
+    if len(subject_ids) == 1:
+        return "cc.subject_id = %s", list(subject_ids)
+    return rowsql.any_of("cc.subject_id", subject_ids)
 
 
 def liked_ids(
@@ -69,7 +77,7 @@ def liked_ids(
         return set()
     liked, params = liked_expression
     among, among_params = rowsql.any_of("cc.comment_id", comment_ids)
-    of_subjects, subject_params = rowsql.any_of("cc.subject_id", subject_ids)
+    of_subjects, subject_params = _of_subjects(subject_ids)
     table = connection.ops.quote_name(CommentContent._meta.db_table)
     with replicas.read_connection().cursor() as cursor:
         cursor.execute(
@@ -127,7 +135,7 @@ def _page_extras(page: list[rowsql.CommentRow], viewer: Viewer, placeholders: di
     readable = [pk for pk, hidden in placeholders.items() if not hidden]
     unknown = {pk for pk in placeholders if like_state.get(pk, (0, None))[1] is None}
     subjects = {c.subject_id for c in page}
-    liked_expression = None if not unknown else hooks.liked_sql(viewer.user_id)
+    liked_expression = None if not unknown else hooks.liked_sql(viewer.user_id, subjects)
     carried = {c.pk: (c.body, c.html or "") for c in page if c.body is not None}
     contents = _contents([pk for pk in readable if pk not in carried], subjects, liked_expression)
     if carried:

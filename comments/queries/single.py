@@ -32,7 +32,7 @@ def subject_for_viewer(*, subject_id: int, user: User | AnonymousUser | None) ->
     viewer_columns, params = viewer_sql(user=user, site_ref="s.site_id")
     user = authenticated(user)
     private, private_params = (
-        sees_private_sql(user_id=user.pk, subject_ref="s.id") if user is not None else ("0 = 1", [])
+        sees_private_sql(user_id=user.pk, subject_id=subject_id) if user is not None else ("0 = 1", [])
     )
     sql = (
         f"SELECT {_SUBJECT_COLUMNS.sql}, {_SITE_COLUMNS.sql}, {viewer_columns}, {private} "

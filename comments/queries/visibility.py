@@ -143,7 +143,8 @@ def can_see(*, viewer: Viewer, comment: Comment | rowsql.CommentRow | rowsql.Rep
         if viewer.user is None:
             return False
         # The rare case (a gone row without public descendants): ask the list filter itself.
-        return bool(rowsql.fetch_ids([comment.pk], visible_sql(viewer=viewer)))
+        subject_id = None if isinstance(comment, rowsql.ReplyTarget) else comment.subject_id
+        return bool(rowsql.fetch_ids([comment.pk], visible_sql(viewer=viewer, subject_id=subject_id)))
     shown_as = (comment.status, comment.visibility)
     if shown_as == SEEN_BY_ALL:
         return True
@@ -163,17 +164,18 @@ def private_sql(x: str = "c") -> str:
     return f"({x}.status IN ({_PRIVATE}) OR {x}.visibility = '{SEEN_BY_FRIENDS[1]}')"
 
 
-def sees_private_sql(*, user_id: int, subject_ref: str) -> tuple[str, list]:
-    """Does ``user_id`` see comments of the subject at ``subject_ref`` that the public does not:
-    are they, or any of their mutual followers, the author of a pending, shadow or friends-only
-    comment there? Index probes per author (``comment_private_authors``)."""
+def sees_private_sql(*, user_id: int, subject_id: int) -> tuple[str, list]:
+    """Does ``user_id`` see comments of subject ``subject_id`` that the public does not: are
+    they, or any of their mutual followers, the author of a pending, shadow or friends-only
+    comment there? Index probes per author (``comment_private_authors``). The subject is a
+    value, not the outer row's column: Citus then keeps the probes on its shard."""
     friends, params = rowsql.friends_sql(user_id)
     private = private_sql("p")
     return (
-        f"(EXISTS (SELECT 1 FROM {_COMMENT} p WHERE p.subject_id = {subject_ref} AND p.author_id = %s AND {private})"
-        f" OR EXISTS (SELECT 1 FROM ({friends}) m JOIN {_COMMENT} p ON p.subject_id = {subject_ref}"
+        f"(EXISTS (SELECT 1 FROM {_COMMENT} p WHERE p.subject_id = %s AND p.author_id = %s AND {private})"
+        f" OR EXISTS (SELECT 1 FROM ({friends}) m JOIN {_COMMENT} p ON p.subject_id = %s"
         f" AND p.author_id = m.followee_id WHERE {private}))",
-        [user_id, *params],
+        [subject_id, user_id, *params, subject_id],
     )
 
 
@@ -191,12 +193,14 @@ def _seen_only_by(x: str, user_id: int, friend_ids: set[int]) -> tuple[str, list
     return f"({sql})", params
 
 
-def visible_sql(*, viewer: Viewer, x: str = "c") -> Sql:
-    """Rows (of alias ``x``) that ``viewer`` may see, placeholders included. A deleted or
-    rejected comment stays as a placeholder while its subtree holds anything this viewer sees:
-    public comments (``descendant_count``) or, for a signed-in viewer, their own and their
-    friends' (a path-range ``EXISTS``, evaluated only for gone rows without public
-    descendants)."""
+def visible_sql(*, viewer: Viewer, subject_id: int | None, x: str = "c") -> Sql:
+    """Rows (of alias ``x``, of subject ``subject_id``) that ``viewer`` may see, placeholders
+    included. A deleted or rejected comment stays as a placeholder while its subtree holds
+    anything this viewer sees: public comments (``descendant_count``) or, for a signed-in
+    viewer, their own and their friends' (a path-range ``EXISTS``, evaluated only for gone rows
+    without public descendants; the subject is named there as a value, which Citus needs to
+    keep a correlated subquery on the subject's shard; None: the row's own, rows of several
+    subjects)."""
     if viewer.is_moderator:
         return Sql("1 = 1")
     status, visibility = SEEN_BY_ALL
@@ -211,7 +215,7 @@ def visible_sql(*, viewer: Viewer, x: str = "c") -> Sql:
     below, below_params = _seen_only_by("d", me, friends)
     return Sql(
         f"({anonymous} OR {mine} OR ({x}.status IN ({_GONE}) AND {x}.descendant_count = 0 AND EXISTS ("
-        f"SELECT 1 FROM {_COMMENT} d WHERE d.subject_id = {x}.subject_id AND d.path > {x}.path "
-        f"AND d.path < ({x}.path || '{paths.SUBTREE_END}') AND {below})))",
-        (*mine_params, *below_params),
+        f"SELECT 1 FROM {_COMMENT} d WHERE d.subject_id = {'%s' if subject_id is not None else f'{x}.subject_id'} "
+        f"AND d.path > {x}.path AND d.path < ({x}.path || '{paths.SUBTREE_END}') AND {below})))",
+        (*mine_params, *([subject_id] if subject_id is not None else []), *below_params),
     )

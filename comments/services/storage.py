@@ -18,7 +18,7 @@ from django.db import connection, transaction
 from django.db.models import Case, F, Value, When
 from psycopg import sql
 
-from infra import pagecache
+from infra import citus, pagecache
 
 from .. import paths
 from ..exceptions import InvalidInput, NotFound, SubjectClosed
@@ -144,7 +144,13 @@ def comments_store(new: Sequence[NewComment], *, closed_ok: bool) -> Stored:
         comment.reply_count = comment.descendant_count = comment.reply_floor_seq = 0
         comment.featured = item.featured and comment.status == Status.PUBLISHED
         comment.pinned = False  # granted under the subject's lock
-    one_statement = connection.vendor == "postgresql" and settings.COMMENTS_ONE_STATEMENT_POST
+    # Not on Citus: it cannot send an INSERT ... SELECT from a data-modifying CTE to one shard,
+    # and runs it through the coordinator with every worker (docs/citus.md).
+    one_statement = (
+        connection.vendor == "postgresql"
+        and settings.COMMENTS_ONE_STATEMENT_POST
+        and not citus.is_coordinator(connection)
+    )
     if one_statement and len(new) == 1 and not (new[0].pinned or new[0].featured):
         _store_in_one_statement(new[0], closed_ok=closed_ok)
     else:
@@ -399,15 +405,39 @@ def _update_from(name: str, template: str, columns: str, rows: Sequence[tuple], 
     return returned
 
 
-def _lock_in_order(subject_ids: list[int], comment_ids: list[int]) -> None:
-    """Lock the subjects' rows, then the comments', each in id order (PostgreSQL): for a batch
-    of many, whose UPDATEs lock rows in whatever order the plan meets them."""
+def _lock_in_order(subject_ids: list[int], comments: dict[int, int]) -> None:
+    """Lock the subjects' rows, then the ``comments``' (comment id -> subject id), each in id
+    order (PostgreSQL): for a batch of many, whose UPDATEs lock rows in whatever order the plan
+    meets them. Two statements whatever the batch; on a Citus coordinator, which locks rows
+    only within one shard, two a subject (its row, then its comments: a single post's order)."""
+
+    def lock(name: str, template: str, params: dict) -> None:
+        cursor.execute(_statement(("lock", name), partial(_compose, template)), params)
+
     with connection.cursor() as cursor:
-        for table, ids in ((Subject._meta.db_table, subject_ids), (Comment._meta.db_table, comment_ids)):
-            template = "SELECT id FROM {table} WHERE id = ANY({ids}::bigint[]) ORDER BY id FOR UPDATE"
-            build = partial(_compose, template, table=sql.Identifier(table))
+        if not citus.is_coordinator(connection):
+            lock(
+                "subjects",
+                "SELECT id FROM {subject} WHERE id = ANY({ids}::bigint[]) ORDER BY id FOR UPDATE",
+                {"ids": subject_ids},
+            )
+            if comments:
+                lock(
+                    "comments",
+                    "SELECT id FROM {comment} WHERE id = ANY({ids}::bigint[]) ORDER BY id FOR UPDATE",
+                    {"ids": sorted(comments)},
+                )
+            return
+        for subject_id in subject_ids:
+            lock("subject", "SELECT id FROM {subject} WHERE id = {subject_id} FOR UPDATE", {"subject_id": subject_id})
+            ids = sorted(c for c, s in comments.items() if s == subject_id)
             if ids:
-                cursor.execute(_statement(("lock", table), build), {"ids": ids})
+                lock(
+                    "subject's comments",
+                    "SELECT id FROM {comment} WHERE subject_id = {subject_id} AND id = ANY({ids}::bigint[]) "
+                    "ORDER BY id FOR UPDATE",
+                    {"subject_id": subject_id, "ids": ids},
+                )
 
 
 def _insert(model: type[Comment | CommentContent], columns: Sequence[tuple[str, str]], instances: Sequence) -> None:
@@ -467,33 +497,42 @@ def _store_in_batch(new: Sequence[NewComment], *, closed_ok: bool) -> list[NewCo
                     outer[pk][0] = comment.subject_id
                     outer[pk][index] += 1
     subject_ids = sorted(subjects)
+    # A batch of one subject (a post) names it as a value too: Citus then sends each UPDATE to
+    # that subject's shard alone, where a join with the rows' list went to every worker.
+    only = {"only_subject": subject_ids[0]} if len(subject_ids) == 1 else {}
+
+    def pinned(column: str) -> str:
+        return f" AND {column} = {{only_subject}}" if only else ""
+
     with transaction.atomic():
         if len(new) > 1 and connection.vendor == "postgresql":
-            _lock_in_order(subject_ids, sorted(outer))
+            _lock_in_order(subject_ids, {pk: outer[pk][0] for pk in outer})
         floor_seqs = _update_from(
-            "subjects",
+            "subjects:one" if only else "subjects",
             "UPDATE {subject} SET floor_seq = {subject}.floor_seq + x.tops, "
             "comment_count = {subject}.comment_count + x.counted, root_count = {subject}.root_count + x.roots "
-            "FROM {source} WHERE {subject}.id = x.id AND {still_open} "
-            "RETURNING {subject}.id, {subject}.floor_seq",
+            "FROM {source} WHERE {subject}.id = x.id AND {still_open}"
+            + pinned("{subject}.id")
+            + " RETURNING {subject}.id, {subject}.floor_seq",
             "id bigint, tops integer, counted integer, roots integer",
             [(pk, *subjects[pk]) for pk in subject_ids],
-            {"closed": SubjectState.CLOSED.value, "closed_ok": closed_ok},
+            {"closed": SubjectState.CLOSED.value, "closed_ok": closed_ok, **only},
         )
         for subject_id in subject_ids:
             if subject_id not in floor_seqs:
                 raise _not_stored(subject_id, "The discussion")
         unpinned = _grant_pins(new)
         reply_floor_seqs = _update_from(
-            "comments",
+            "comments:one" if only else "comments",
             "UPDATE {comment} SET reply_floor_seq = {comment}.reply_floor_seq + x.replies, "
             "descendant_count = {comment}.descendant_count + x.descendants, "
             "reply_count = {comment}.reply_count + x.answers "
-            "FROM {source} WHERE {comment}.id = x.id AND {comment}.subject_id = x.subject_id "
-            "RETURNING {comment}.id, {comment}.reply_floor_seq",
+            "FROM {source} WHERE {comment}.id = x.id AND {comment}.subject_id = x.subject_id"
+            + pinned("{comment}.subject_id")
+            + " RETURNING {comment}.id, {comment}.reply_floor_seq",
             "id bigint, subject_id bigint, replies integer, descendants integer, answers integer",
             [(pk, *outer[pk]) for pk in sorted(outer)],
-            {},
+            only,
         )
         if len(reply_floor_seqs) < len(outer):
             raise NotFound("The comment replied to no longer exists.")

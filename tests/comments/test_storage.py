@@ -24,6 +24,7 @@ from comments.ids import new_id
 from comments.models import Comment, CommentContent, Status, Subject, SubjectState, Visibility, is_counted
 from comments.services import NewComment, comment_place, comments_store, subject_reconcile_counters
 from comments.services.storage import COMMENT_COLUMNS, CONTENT_COLUMNS
+from infra import citus
 
 from ..factories import SiteFactory, SubjectFactory, UserFactory
 
@@ -176,7 +177,9 @@ class _Scenario:
             subjects[s.pk]: (s.comment_count, s.root_count, s.floor_seq, s.state)
             for s in Subject.objects.filter(pk__in=subjects)
         }
-        for c in Comment.objects.filter(subject_id__in=subjects).select_related("content"):
+        # Contents read by subject beside their comments (Citus joins the two only on subject_id).
+        contents = {t.comment_id: t for t in CommentContent.objects.filter(subject_id__in=subjects)}
+        for c in Comment.objects.filter(subject_id__in=subjects):
             row = {f.attname: getattr(c, f.attname) for f in Comment._meta.concrete_fields}
             row.update(
                 id=names[c.id],
@@ -186,7 +189,7 @@ class _Scenario:
                 root_id=names.get(c.root_id),
                 path="/".join(names[step] for step in paths.split_path(c.path)),
             )
-            content = c.content
+            content = contents[c.id]
             row["content"] = (content.subject_id == c.subject_id, content.body, content.html, content.mentions)
             row["content"] += (content.author_ip, content.user_agent)
             dump[names[c.id]] = row
@@ -255,9 +258,9 @@ def test_a_post_is_one_statement_on_the_fast_path_and_a_few_on_the_general_one(p
         with CaptureQueriesContext(connection) as captured:
             comments_store([NewComment(comment, content, True)], closed_ok=False)
         made.append([q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"].upper()])
-    if one_statement:
+    if one_statement and not citus.is_coordinator(connection):
         assert [len(statements) for statements in made] == [1, 1], made
-    else:
+    else:  # off, or on a Citus coordinator, which cannot send the one statement to one shard
         # The subject row (floor, counters); the thread's rows for a reply; then both rows.
         assert [len(statements) for statements in made] == [3, 4], made
 

@@ -44,7 +44,7 @@ def test_list_filter_and_can_see_agree_for_every_viewer_and_row(world):
     viewers = {"anonymous": Viewer(user=None), "moderator": Viewer(user=users["carol"], is_moderator=True)}
     viewers.update({name: Viewer(user=u) for name, u in users.items()})
     for name, viewer in viewers.items():
-        where = rowsql.Sql("c.subject_id = %s", (subject.pk,)) & visible_sql(viewer=viewer)
+        where = rowsql.in_subject(subject.pk) & visible_sql(viewer=viewer, subject_id=subject.pk)
         listed = {r.pk for r in rowsql.fetch(where)}
         twin = {c.pk for c in rows if can_see(viewer=viewer, comment=c)}
         assert listed == twin, name
