@@ -19,6 +19,7 @@ from .comment import comment_create, comment_edit, comment_set_flags, comment_se
 from .content import check_body, check_subject_open, has_visible_text
 from .counters import ReconcileReport, subject_reconcile_counters
 from .identity import follow_set, sso_user_upsert, token_issue, token_revoke
+from .locks import comment_lock, pages_change, pages_change_many
 from .sites import (
     site_delete,
     site_set_allowed_origins,
@@ -28,7 +29,7 @@ from .sites import (
     subject_update,
     subjects_create,
 )
-from .storage import NewComment, Stored, comment_lock, comment_place, comments_store, pages_change, pages_change_many
+from .storage import NewComment, Stored, comment_place, comments_store
 
 __all__ = [
     "NewComment",

@@ -30,15 +30,8 @@ from ..queries import (
 )
 from ..rendering import render_markdown
 from .content import check_body, check_subject_open, initial_status, resolve_mentions
-from .storage import (
-    NewComment,
-    apply_count_delta,
-    comment_lock,
-    comment_place,
-    comments_store,
-    lock_comment,
-    pages_change,
-)
+from .locks import comment_lock, lock_comment, pages_change
+from .storage import NewComment, apply_count_delta, comment_place, comments_store
 
 # --- comments ------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from ..models import (
     Subject,
     Visibility,
 )
-from .storage import lock_subject, pages_change
+from .locks import lock_subject, pages_change
 
 # --- counters repair -----------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from ..queries import (
     subject_id_by_key,
     subject_ids_by_key,
 )
-from .storage import pages_change
+from .locks import pages_change
 
 # --- sites ---------------------------------------------------------------------------------
 

@@ -210,6 +210,7 @@ PARTS = {
     "/notifications/": ("/notifications/unsubscribe?token=forged", "application/json"),
     "/feeds/": ("/feeds/sites/blog/comments.atom", "application/atom+xml"),
     "/healthz": ("/healthz", "application/json"),
+    "/readyz": ("/readyz", "application/json"),
     "/avatars/": ("/avatars/1/0", "text/plain"),
 }
 
