@@ -100,6 +100,19 @@ def test_a_warmed_process_is_not_ready_until_its_redis_answers(api, db, fresh_pr
     assert api.get("/readyz").status_code == 200
 
 
+def test_an_outsider_learns_no_address_or_error_from_the_readiness_probe(
+    api, db, fresh_process, like_state_on_late_redis
+):
+    """Unauthenticated, and asked with a query an outsider might try: fixed words only, never
+    the address of the Redis that is down nor its error."""
+    health.process_warmed()
+    answer = api.get("/readyz?verbose=1&debug=true")
+    assert answer.status_code == 503
+    assert set(answer.json().values()) <= {False, "ok", "warming", "down", "absent"}
+    port = like_state_on_late_redis.url.rsplit(":", 1)[-1].split("/")[0]
+    assert port not in answer.content.decode()
+
+
 def test_a_ready_process_stays_ready_when_its_redis_goes_away(api, db, fresh_process, like_state_on_late_redis):
     """An outage after the start is every host's: the service answers through it, and the load
     balancer must not take every host out (/healthz reports it)."""
