@@ -176,7 +176,7 @@ def unavailable_message() -> str:
 def validation_message(exc: serializers.ValidationError) -> str:
     detail = exc.detail
     if isinstance(detail, dict):
-        names = ", ".join(sorted(detail))
+        names = ", ".join(sorted(str(name) for name in detail))
         return gettext("Invalid parameters: %(names)s.") % {"names": names}
     return gettext("Invalid parameters.")
 
