@@ -156,13 +156,20 @@
   }
 
   // --- signing in ------------------------------------------------------------------------
+  // Who is signed in is told to the part scripts (notifications.js, signin.js, guest.js) by a
+  // ``cw:user`` event. They are deferred after this one and listen only once they have run: a
+  // sign-in answered sooner (a fast SSO, a slow script) waits for DOMContentLoaded, which
+  // follows every deferred script, so none of them misses it.
+  const partsListening = new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }));
+
   function renderUser() {
     $('#cw-signin').hidden = !!me;
     $('#cw-me').hidden = !me;
     $('#cw-me-name').textContent = me ? me.name : '';
     const form = $('#cw-form');
     if (form) form.hidden = !me;
-    root.dispatchEvent(new CustomEvent('cw:user', { detail: { user: me, token, via: me ? via : null } }));  // notifications.js, signin.js
+    const detail = { user: me, token, via: me ? via : null };
+    partsListening.then(() => root.dispatchEvent(new CustomEvent('cw:user', { detail })));
   }
 
   async function login(payload) {

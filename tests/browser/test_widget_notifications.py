@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from comments.models import Comment
 from notifications.models import Notification
 from tests.browser.conftest import assert_seen_by_a_person, click, type_into
-from tests.browser.test_widget import host, no_problems, signed_in_as, widget  # noqa: F401  (host: a fixture)
+from tests.browser.test_widget import host, no_problems, signed_in_as, wait_until, widget  # noqa: F401  (host: a fixture)
 from tests.factories import CommentFactory, SubjectFactory, UserFactory
 from tests.notifications.conftest import settle
 
@@ -53,4 +53,25 @@ def test_a_reader_who_gets_replies_sees_the_badge_opens_the_list_and_marks_them_
     click(frame.get_by_role("button", name="Mark all read"))
     expect(badge).to_be_hidden()
     assert Notification.objects.filter(recipient=mine.author, read_at__isnull=True).count() == 0
+    no_problems(page)
+
+
+def test_a_reader_signed_in_before_the_notifications_script_ran_still_gets_the_badge(host, page):
+    """The widget's scripts are deferred: a sign-in the service answers before notifications.js
+    has run (a fast SSO, a slow script) must still reach it. The script is held until the SSO's
+    answer is in, the order a loaded server or a slow network can give."""
+    subject = SubjectFactory(site=host.site, key="article:slow-script", title="Slow script")
+    held: list = []
+    page.route("**/comments/notifications*.js", lambda route: held.append(route))
+    signed_in: list = []
+    page.on("response", lambda r: signed_in.append(r.status) if r.url.endswith("/api/v1/auth/sso") else None)
+
+    page.goto(host.url(subject.key, user="alice"), wait_until="commit")  # "load" waits for the script
+    wait_until(page, lambda: signed_in and held)
+    assert signed_in == [200]
+    held[0].continue_()
+
+    frame = widget(page)
+    signed_in_as(frame, "Alice")
+    assert_seen_by_a_person(frame.get_by_role("button", name="Notifications"))
     no_problems(page)
