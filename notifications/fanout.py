@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, Max
+from django.db.models import Count, F, FilteredRelation, Max, Q
 from django.utils import timezone
 
 from comments import rowsql
@@ -69,8 +69,10 @@ def _email_sql(kind: str, subject_id: int | None) -> tuple[str, list]:
     )
     if subject_id is None:
         return decided, []
+    # Not correlated to ``u``: the subject's muted readers are read once (a hashed subplan), and
+    # on Citus from the subject's shard, whose tables the local notifications cannot join.
     muted = (
-        f"EXISTS (SELECT 1 FROM {_SUBSCRIPTION} m WHERE m.subject_id = %s AND m.user_id = u.id "
+        f"u.id IN (SELECT m.user_id FROM {_SUBSCRIPTION} m WHERE m.subject_id = %s "
         f"AND m.state = '{SubscriptionState.MUTED}')"
     )
     return f"CASE WHEN {muted} THEN '{EmailState.NONE}' ELSE {decided} END", [subject_id]
@@ -102,13 +104,19 @@ def _notify(
     if not_user is not None:
         where += " AND u.id <> %s"
         where_params.append(not_user)
+    # The recipients are read first, as a query of their own: on Citus an INSERT ... SELECT into
+    # the coordinator's notifications cannot plan a subquery over a subject's shard (its
+    # subscribers, its muted readers) beside the users; a SELECT can, and hands its rows over.
     sql = (
+        f"WITH recipient AS MATERIALIZED (SELECT u.id, {email} AS email "
+        f"FROM {_USER} u LEFT JOIN {_PREFERENCES} p ON p.user_id = u.id WHERE {where}) "
         f"INSERT INTO {_NOTIFICATION} (recipient_id, kind, event, site_id, subject_id, comment_id, actor_id, data, "
         "created_at, email) "
-        f"SELECT u.id, {_typed('text')}, {_typed('text')}, {_typed('bigint')}, {_typed('bigint')}, {_typed('bigint')}, "
-        f"{_typed('bigint')}, {_typed(json_type)}, {_typed('timestamptz')}, {email} "
-        f"FROM {_USER} u LEFT JOIN {_PREFERENCES} p ON p.user_id = u.id WHERE {where} "
-        "ON CONFLICT (recipient_id, event) DO NOTHING"
+        f"SELECT r.id, {_typed('text')}, {_typed('text')}, {_typed('bigint')}, {_typed('bigint')}, {_typed('bigint')}, "
+        f"{_typed('bigint')}, {_typed(json_type)}, {_typed('timestamptz')}, r.email FROM recipient r WHERE true "
+        # The rows written, counted as they come back: Citus reports an INSERT ... SELECT it
+        # pulled through the coordinator as every row offered, those ON CONFLICT skipped too.
+        "ON CONFLICT (recipient_id, event) DO NOTHING RETURNING recipient_id"
     )
     values = [
         kind,
@@ -121,8 +129,8 @@ def _notify(
         connection.ops.adapt_datetimefield_value(timezone.now()),
     ]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*values, *email_params, *where_params])
-        return max(cursor.rowcount, 0)
+        cursor.execute(sql, [*email_params, *where_params, *values])
+        return len(cursor.fetchall())
 
 
 def _readers_sql(*, visibility: str, author_id: int | None, site_id: int) -> tuple[str, list]:
@@ -132,9 +140,11 @@ def _readers_sql(*, visibility: str, author_id: int | None, site_id: int) -> tup
     if visibility == Visibility.PUBLIC:
         return "1 = 1", []
     friends, params = rowsql.friends_sql(author_id) if author_id is not None else ("SELECT NULL", [])
+    # Subqueries not correlated to ``u``, read once each: Citus plans no correlated subquery
+    # beside a reference table (the users).
     return (
-        f"(u.is_staff OR u.id IN ({friends}) OR EXISTS (SELECT 1 FROM {_MODERATORS} sm "
-        "WHERE sm.site_id = %s AND sm.user_id = u.id))",
+        f"(u.is_staff OR u.id IN ({friends}) OR u.id IN (SELECT sm.user_id FROM {_MODERATORS} sm "
+        "WHERE sm.site_id = %s))",
         [*params, site_id],
     )
 
@@ -157,16 +167,25 @@ class _CommentFacts(NamedTuple):
 
 
 def _comment_facts(comment_ids) -> dict[int, _CommentFacts]:
-    rows = Comment.objects.filter(pk__in=comment_ids).values_list(
-        "pk",
-        "status",
-        "visibility",
-        "author_id",
-        "subject_id",
-        "depth",
-        "subject__site_id",
-        "reply_to__author_id",
-        "content__mentions",
+    # The replied-to comment and the content are joined on the subject as well as the id: the
+    # tables are sharded by subject, and Citus joins only on the distribution column.
+    rows = (
+        Comment.objects.filter(pk__in=comment_ids)
+        .annotate(
+            target=FilteredRelation("reply_to", condition=Q(reply_to__subject_id=F("subject_id"))),
+            own_content=FilteredRelation("content", condition=Q(content__subject_id=F("subject_id"))),
+        )
+        .values_list(
+            "pk",
+            "status",
+            "visibility",
+            "author_id",
+            "subject_id",
+            "depth",
+            "subject__site_id",
+            "target__author_id",
+            "own_content__mentions",
+        )
     )
     return {pk: _CommentFacts(*rest) for pk, *rest in rows}
 

@@ -114,6 +114,13 @@ def on_citus() -> bool:
         return citus.workers(cursor) > 0
 
 
+def skip_on_citus(reason: str) -> None:
+    """Skips a test of one server's internals (its plans, its WAL) when the test database is a
+    Citus coordinator, where they are the workers'."""
+    if on_citus():
+        pytest.skip(f"on Citus {reason}")
+
+
 def cluster_or_skip() -> Cluster:
     """The cluster under the test database; skips the test when that database is not
     ``scripts/citus-cluster``'s coordinator with its two workers."""

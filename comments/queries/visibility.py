@@ -143,8 +143,12 @@ def can_see(*, viewer: Viewer, comment: Comment | rowsql.CommentRow | rowsql.Rep
         if viewer.user is None:
             return False
         # The rare case (a gone row without public descendants): ask the list filter itself.
+        # Its subject named, the statement stays on that subject's shard (Citus).
         subject_id = None if isinstance(comment, rowsql.ReplyTarget) else comment.subject_id
-        return bool(rowsql.fetch_ids([comment.pk], visible_sql(viewer=viewer, subject_id=subject_id)))
+        where = visible_sql(viewer=viewer, subject_id=subject_id)
+        if subject_id is not None:
+            where = rowsql.in_subject(subject_id) & where
+        return bool(rowsql.fetch_ids([comment.pk], where))
     shown_as = (comment.status, comment.visibility)
     if shown_as == SEEN_BY_ALL:
         return True

@@ -14,9 +14,16 @@ import psycopg
 import pytest
 from django.db import connection
 
+from ..citus_cluster import skip_on_citus
 from ..factories import CommentFactory, SubjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _one_servers_plans(db):
+    skip_on_citus("the plans are the workers': the coordinator's EXPLAIN shows the routing (tests/citus/)")
+
 
 BIG_SUBJECT_ROOTS = 200
 LIMIT = 100
