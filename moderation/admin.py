@@ -76,6 +76,9 @@ class SanctionAdmin(ServiceAdmin):
 @admin.register(Report)
 class ReportAdmin(admin.ModelAdmin):
     list_display = ("comment_id", "reason", "user", "created_at")
+    # Named, not Django's every-foreign-key default, which joins the comment on its id alone: on
+    # Citus a report meets its comment only on their subject.
+    list_select_related = ("user",)
     list_filter = ("reason",)
     search_fields = ("=comment__id", "user__username", "detail")
     raw_id_fields = ("comment", "user")
@@ -137,6 +140,7 @@ class ModeratedCommentAdmin(CommentAdmin):
 @admin.register(ReviewTask)
 class ReviewTaskAdmin(admin.ModelAdmin):
     list_display = ("id", "comment_id", "site", "priority", "state", "reasons", "claimed_by", "created_at", "decision")
+    list_select_related = ("site", "claimed_by")  # not the comment (see ReportAdmin)
     list_filter = ("state", "site", "decision")
     search_fields = ("=comment__id",)
     ordering = ("-priority", "id")

@@ -4,9 +4,7 @@ a console page or a delivery shows."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
-from django.db.models import QuerySet
 from django.utils import timezone as django_timezone
 
 from comments.exceptions import NotFound
@@ -42,10 +40,10 @@ def event_body(*, event: Event) -> str | None:
         report = Report.objects.filter(pk=event.target_id).select_related("user").first()
         if report is None:
             return None
-        comment_id = report.comment_id
+        comments = Comment.objects.filter(pk=report.comment_id, subject_id=report.subject_id)
     else:
-        comment_id = event.target_id
-    comment = Comment.objects.select_related("subject__site", "author").filter(pk=comment_id).first()
+        comments = Comment.objects.filter(pk=event.target_id)
+    comment = comments.select_related("subject__site", "author").first()
     if comment is None:
         return None
     data: dict[str, object] = {
@@ -75,12 +73,15 @@ def any_endpoint_active() -> bool:
 
 def event_site(*, event: Event) -> int | None:
     """The site the event's comment (or reported comment) belongs to; None when it is gone."""
-    rows: QuerySet[Any, int]
+    comments = Comment.objects.filter(pk=event.target_id)
     if event.type == EventType.REPORT_CREATED:
-        rows = Report.objects.filter(pk=event.target_id).values_list("comment__subject__site_id", flat=True)
-    else:
-        rows = Comment.objects.filter(pk=event.target_id).values_list("subject__site_id", flat=True)
-    return rows.first()
+        # The report first, then its comment on its subject's shard: on Citus a report and its
+        # comment join only on the subject, which the report's id does not give.
+        reported = Report.objects.filter(pk=event.target_id).values_list("comment_id", "subject_id").first()
+        if reported is None:
+            return None
+        comments = Comment.objects.filter(pk=reported[0], subject_id=reported[1])
+    return comments.values_list("subject__site_id", flat=True).first()
 
 
 def endpoints_wanting(*, site_id: int, event_type: str) -> list[Endpoint]:

@@ -109,3 +109,24 @@ def test_the_comment_list_offers_moderators_actions_only(browser):
         f"moderate_{name}"
         for name in ("approve", "reject", "delete", "restore", "shadow", "pin", "unpin", "feature", "unfeature")
     }
+
+
+def test_the_comment_list_shows_each_comments_text_and_finds_comments_by_text_or_author(browser, subject):
+    """The list a moderator searches: by words of the text (read from its own table), by the
+    author's name, by id, and within the filters already chosen."""
+    spam = CommentFactory(subject=subject, body="Cheap watches here", author=UserFactory(username="mallory"))
+    kind = CommentFactory(subject=subject, body="A kind word about watches")
+    comment_set_status(comment_id=kind.pk, to_status="pending")
+    other = CommentFactory(subject=subject, body="Nothing to see", author=UserFactory(username="trent"))
+
+    def listed(query: str) -> set[int]:
+        page = browser.get(f"/admin/comments/comment/?{query}")
+        assert page.status_code == 200
+        return {int(pk) for pk in re.findall(r'name="_selected_action" value="(\d+)"', page.content.decode())}
+
+    assert listed("") == {spam.pk, kind.pk, other.pk}
+    assert "Cheap watches here" in browser.get("/admin/comments/comment/").content.decode()
+    assert listed("q=watches") == {spam.pk, kind.pk}
+    assert listed("q=watches&status__exact=pending") == {kind.pk}
+    assert listed("q=trent") == {other.pk}
+    assert listed(f"q={spam.pk}") == {spam.pk}
