@@ -51,7 +51,10 @@ def _comment_rows(site: Site, subject_id: int) -> Iterator[tuple]:
         "c.path, cc.body, cc.html, cc.author_ip, cc.user_agent, u.username, u.display_name, u.avatar_url, "
         f"({_IDENTITY.format(column='ei.external_id', identities=identities)}), "
         f"({_IDENTITY.format(column='ei.email', identities=identities)}) "
-        f"FROM {table(Comment)} c JOIN {table(CommentContent)} cc ON cc.comment_id = c.id "
+        # The content joined on the subject as well as the id: on Citus, a join of two
+        # distributed tables must pair their distribution columns, and the whole statement then
+        # goes to the subject's shard.
+        f"FROM {table(Comment)} c JOIN {table(CommentContent)} cc ON cc.comment_id = c.id AND cc.subject_id = c.subject_id "
         f"LEFT JOIN {table(User)} u ON u.id = c.author_id "
         f"WHERE c.subject_id = %s AND c.path > %s ORDER BY c.path LIMIT {PAGE}"
     )
@@ -246,7 +249,9 @@ def _user_comments(user: User) -> Iterator[dict]:
     sql = (
         "SELECT c.id, c.subject_id, s.key, s.title, s.url, si.key, c.reply_to_id, c.status, c.visibility, c.pinned, "
         "c.featured, c.floor, c.like_count, c.created_at, c.edited_at, cc.body, cc.html, cc.author_ip, cc.user_agent "
-        f"FROM {table(Comment)} c JOIN {table(CommentContent)} cc ON cc.comment_id = c.id "
+        # On Citus, the content is joined on the subject as well as the id (joins of distributed
+        # tables pair their distribution columns).
+        f"FROM {table(Comment)} c JOIN {table(CommentContent)} cc ON cc.comment_id = c.id AND cc.subject_id = c.subject_id "
         f"JOIN {table(Subject)} s ON s.id = c.subject_id JOIN {table(Site)} si ON si.id = s.site_id "
         "WHERE c.author_id = %s AND c.id > %s ORDER BY c.id"
     )

@@ -9,6 +9,7 @@ from datetime import datetime
 from django.db import connection
 
 from comments.rowsql import aware
+from infra import citus
 
 
 def table(model) -> str:
@@ -71,6 +72,16 @@ def execute(sql: str, params: Sequence = ()) -> int:
     with connection.cursor() as cursor:
         cursor.execute(sql, list(params))
         return cursor.rowcount
+
+
+def analyze(model) -> None:
+    """Fresh planner statistics of ``model``'s table (PostgreSQL; nothing on SQLite). Not on a
+    Citus coordinator inside a transaction: there ANALYZE runs over connections of its own,
+    which Citus refuses once the transaction has read or written a placement locally (as an
+    import's COPY into its staged rows does); the statistics are then autovacuum's."""
+    if connection.vendor != "postgresql" or (connection.in_atomic_block and citus.is_coordinator(connection)):
+        return
+    execute(f"ANALYZE {table(model)}")
 
 
 def fetch(sql: str, params: Sequence = ()) -> list[tuple]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
-from infra import pagecache
+from infra import citus, pagecache
 
 from .. import hooks
 from ..exceptions import InvalidInput, PermissionDenied
@@ -134,6 +134,8 @@ def subjects_create(site: Site, subjects: list[Subject]) -> dict[str, int]:
     if not subjects:
         return {}
     with transaction.atomic():
+        if len(subjects) > 1 and citus.is_coordinator(connection):
+            _ids_drawn(subjects)
         Subject.objects.bulk_create(subjects, batch_size=_SUBJECTS_BATCH)
         SubjectKey.objects.bulk_create(
             [SubjectKey(site=site, key=s.key, subject_id=s.pk) for s in subjects],
@@ -152,6 +154,20 @@ def subjects_create(site: Site, subjects: list[Subject]) -> dict[str, int]:
 
 # Rows (and parameters of a lookup) per statement: below SQLite's limit on parameters.
 _SUBJECTS_BATCH = 500
+
+
+def _ids_drawn(subjects: list[Subject]) -> None:
+    """Give the new ``subjects`` ids from their table's identity, in order, before they are
+    inserted. On a Citus coordinator a multi-row INSERT returns its rows shard by shard, not
+    in the order given, and ``bulk_create``, which hands out the returned ids in order, would
+    give each subject another's id (and its key's row the wrong subject)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            [Subject._meta.db_table, len(subjects)],
+        )
+        for subject, (pk,) in zip(subjects, sorted(cursor.fetchall()), strict=True):
+            subject.pk = pk
 
 
 def subject_update(

@@ -190,10 +190,12 @@ def _remove_leaves(comment_ids: list[int]) -> int:
         marks = ", ".join(["%s"] * len(comment_ids))
         leaves = [
             (pk, subject_id)
+            # A reply is of its target's subject: said in the subquery, as Citus needs to
+            # correlate it with the comment on the distribution column.
             for pk, subject_id in fetch(
                 f"SELECT c.id, c.subject_id FROM {comment_table} c WHERE c.id IN ({marks}) "
                 f"AND NOT EXISTS (SELECT 1 FROM {comment_table} d WHERE d.subject_id = c.subject_id AND d.path > c.path "
-                f"AND d.path < c.path || %s) AND NOT EXISTS (SELECT 1 FROM {comment_table} r WHERE r.reply_to_id = c.id)",
+                f"AND d.path < c.path || %s) AND NOT EXISTS (SELECT 1 FROM {comment_table} r WHERE r.subject_id = c.subject_id AND r.reply_to_id = c.id)",
                 [*comment_ids, paths.SUBTREE_END],
             )
         ]

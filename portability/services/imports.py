@@ -33,7 +33,7 @@ from .. import formats
 from ..ids import history_id
 from ..markup import to_markdown
 from ..models import ImportedItem, ImportRun, ItemKind, RunState
-from ..sql import among, execute, fetch, insert_rows, param_time, table
+from ..sql import among, analyze, fetch, insert_rows, param_time, table
 from . import staging
 from .audit import audit
 from .authors import Authors
@@ -187,9 +187,8 @@ class _ImportJob:
         filled for empty, and answers a batch's lookups of imported items and authors by their
         ids with a scan of everything of the site imported so far: a cost per batch growing
         with the import, quadratic in all (PostgreSQL only; SQLite's plans keep the indexes)."""
-        if connection.vendor == "postgresql":
-            for model in (ImportedItem, Comment, ExternalIdentity, User):
-                execute(f"ANALYZE {table(model)}")
+        for model in (ImportedItem, Comment, ExternalIdentity, User):
+            analyze(model)
 
     # --- 4. comments, in time order, a batch at a time -------------------------------------
 

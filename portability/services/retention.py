@@ -35,7 +35,10 @@ def ip_addresses_scrub(*, older_than_days: int | None = None) -> int:
     after = -1
     while True:
         rows = fetch(
-            f"SELECT c.id, c.subject_id FROM {comment_table} c JOIN {content_table} cc ON cc.comment_id = c.id "
+            # On Citus, the content is joined on the subject as well as the id (joins of
+            # distributed tables pair their distribution columns).
+            f"SELECT c.id, c.subject_id FROM {comment_table} c "
+            f"JOIN {content_table} cc ON cc.comment_id = c.id AND cc.subject_id = c.subject_id "
             f"WHERE c.id > %s AND c.id < %s AND c.created_at < %s AND (cc.author_ip IS NOT NULL OR cc.user_agent <> '') "
             f"ORDER BY c.id LIMIT {PAGE}",
             [after, below, param_time(cutoff)],

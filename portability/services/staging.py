@@ -8,13 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection
-
 from comments.models import Site
 
 from .. import formats
 from ..models import ImportedItem, ImportRun, ItemKind, StagedRecord
-from ..sql import execute, fetch, insert_rows, row_time, table
+from ..sql import analyze, execute, fetch, insert_rows, row_time, table
 from .summary import EXAMPLES, ImportSummary, Progress
 
 STAGE_BATCH = 5_000  # records parsed per insert into the staging table
@@ -174,10 +172,9 @@ class StagedRun:
             if seq % STAGE_BATCH == 0:
                 self.progress("reading", seq, None)
         insert_rows(StagedRecord, STAGED_COLUMNS, rows)
-        if connection.vendor == "postgresql":
-            # Fresh statistics: with none, the planner takes the staged rows for a handful and
-            # answers every per-row lookup below with a scan of them all.
-            execute(f"ANALYZE {self.table}")
+        # Fresh statistics: with none, the planner takes the staged rows for a handful and
+        # answers every per-row lookup below with a scan of them all.
+        analyze(StagedRecord)
         self.summary.records = seq
         self.progress("reading", seq, seq)
 

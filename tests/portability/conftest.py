@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from django.db.models import F, FilteredRelation, Q
 
 from comments import paths
 from comments.models import Comment, Site, Subject
@@ -44,7 +45,21 @@ def run_import(site: Site, format: str, path: str, **kwargs) -> services.ImportS
 
 
 def site_comments(site: Site):
-    return Comment.objects.filter(subject__site=site).select_related("content", "author", "subject")
+    """The site's comments with their authors, subjects and contents. The content is read by a
+    second statement (prefetched), or filtered on as ``own_content``, joined on the subject as
+    well as the id: on Citus, a join of two distributed tables must pair their distribution
+    columns, and Django joins a comment's content on the id alone."""
+    return (
+        Comment.objects.filter(subject__site=site)
+        .annotate(own_content=FilteredRelation("content", condition=Q(content__subject_id=F("subject_id"))))
+        .select_related("author", "subject")
+        .prefetch_related("content")
+    )
+
+
+def by_body(site: Site, fragment: str) -> Comment:
+    """The site's comment whose body holds ``fragment``."""
+    return site_comments(site).get(own_content__body__contains=fragment)
 
 
 def assert_consistent(site: Site) -> None:

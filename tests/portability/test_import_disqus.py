@@ -12,11 +12,7 @@ from moderation.models import AuditEntry
 from portability.models import ImportedItem, ImportRun, RunState
 
 from ..factories import SiteFactory, SubjectFactory
-from .conftest import assert_consistent, counts, fixture_path, run_import, site_comments, site_shape
-
-
-def by_body(site, fragment: str) -> Comment:
-    return site_comments(site).get(content__body__contains=fragment)
+from .conftest import assert_consistent, by_body, counts, fixture_path, run_import, site_comments, site_shape
 
 
 def test_disqus_export_imports_threads_as_subjects_and_keeps_the_reply_tree(db):

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from comments.models import Comment, ExternalIdentity, Status, Subject, SubjectState
+from comments.models import ExternalIdentity, Status, Subject, SubjectState
 
 from ..factories import SiteFactory
-from .conftest import assert_consistent, counts, fixture_path, run_import, site_comments, site_shape
-
-
-def by_body(site, fragment: str) -> Comment:
-    return site_comments(site).get(content__body__contains=fragment)
+from .conftest import assert_consistent, by_body, counts, fixture_path, run_import, site_comments, site_shape
 
 
 def test_isso_threads_comments_and_modes(db, isso_db):

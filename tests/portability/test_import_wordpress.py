@@ -4,15 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from comments.models import Comment, ExternalIdentity, Status, Subject, SubjectState
+from comments.models import ExternalIdentity, Status, Subject, SubjectState
 from moderation.models import ReviewTask
 
 from ..factories import SiteFactory
-from .conftest import assert_consistent, counts, fixture_path, run_import, site_comments, site_shape
-
-
-def by_body(site, fragment: str) -> Comment:
-    return site_comments(site).get(content__body__contains=fragment)
+from .conftest import assert_consistent, by_body, counts, fixture_path, run_import, site_shape
 
 
 def test_wordpress_posts_with_comments_become_subjects_keyed_by_their_permalink(db):
