@@ -115,7 +115,7 @@ def post_comments(subject, poster, count: int) -> tuple[list[str], list[float]]:
         timings.append((time.perf_counter() - started) * 1e6)
         return queued
 
-    jobs.event_enqueue = timed  # type: ignore[assignment]  # timed for the measurement
+    jobs.event_enqueue = timed  # timed for the measurement
     try:
         with CaptureQueriesContext(connection) as ran:
             comment_create(subject=subject, author=poster, body=f"The first of many comments ({run}).")
