@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 
 from ..api.conftest import API
-from ..citus_cluster import on_citus
+from ..citus_cluster import skip_on_citus
 from ..comments.test_generic_plans import _generic_plan, _statements_of
 from ..factories import SubjectFactory
 
@@ -26,8 +26,7 @@ def _scans(plan: dict):
 def big_threads(db):
     if connection.vendor != "postgresql":
         pytest.skip("generic plans are PostgreSQL's")
-    if on_citus():
-        pytest.skip("on Citus the plans are the workers': the coordinator's EXPLAIN shows the routing")
+    skip_on_citus("the plans are the workers': the coordinator's EXPLAIN shows the routing")
     subject = SubjectFactory()
     others = [SubjectFactory(site=subject.site).pk for _ in range(OTHER_SUBJECTS)]
     with connection.cursor() as cursor:
