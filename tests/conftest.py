@@ -9,12 +9,34 @@ from rest_framework.test import APIClient
 from comments import services
 from infra.redislink import connect
 
+from .citus_flush import flush_by_delete_on_citus
+from .citus_statements import statements_kept, write_run_log
 from .factories import CommentFactory, SiteFactory, SubjectFactory, UserFactory
 
 # tests/replica/ pauses, lags and stops a real streaming replica: scripts/test-replica starts one,
 # names it in DATABASE_REPLICA_URLS and runs them (CI does). Without one they are not collected;
 # the router's rules are tested on a mirror in every run (tests/comments/test_replicas.py).
 collect_ignore = [] if os.environ.get("DATABASE_REPLICA_URLS") else ["replica"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cheap_flush_on_citus():
+    """After a transactional test, a Citus coordinator is emptied by deleting the rows the test
+    wrote rather than truncating every shard (tests/citus_flush.py)."""
+    with flush_by_delete_on_citus():
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _statements_of_the_run(request):
+    """With ``CITUS_RUN_LOG`` set, the statements the run executes are kept for the Citus
+    check (tests/citus_statements.py)."""
+    with statements_kept(request.node.nodeid):
+        yield
+
+
+def pytest_sessionfinish(session, exitstatus):
+    write_run_log()
 
 
 @pytest.fixture(autouse=True)

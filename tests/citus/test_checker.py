@@ -3,6 +3,7 @@ schema (scripts/check-citus-schema runs it on the hot queries' captured SQL)."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 
@@ -187,3 +188,25 @@ def test_the_command_fails_on_a_captured_query_that_is_not_routed(postgresql, tm
     )
     log.write_text(json.dumps({"query": "a comment in its subject", "sql": ROUTED[0]}) + "\n")
     call_command("check_citus_schema", queries=str(log))
+
+
+def test_a_runs_statements_are_counted_routed_or_across_shards(postgresql, tmp_path):
+    """``--run``: a whole run's statements on the cluster (tests/citus_statements.py), each
+    held to the plan; those across shards are counted and listed with their test."""
+    log = tmp_path / "run.jsonl"
+    log.write_text(
+        json.dumps({"sql": ROUTED[0], "test": "tests/a.py::routed"})
+        + "\n"
+        + json.dumps({"sql": NOT_ROUTED[0][0], "test": "tests/a.py::by_id"})
+        + "\n"
+    )
+    out = io.StringIO()
+    call_command("check_citus_schema", run=str(log), verbosity=2, stdout=out)
+    said = out.getvalue()
+    assert "the run on Citus: 2 distinct statement(s), 1 to one shard group or the coordinator, 1 across shards" in said
+    assert "- tests/a.py::by_id: comment_index (as comment_index) is not filtered by subject_id" in said
+    assert "known gap: 1 statement(s) of the run on the cluster cross shards" in said
+    # A run that wrote nothing is no evidence.
+    log.write_text("")
+    with pytest.raises(CommandError, match="no statement"):
+        call_command("check_citus_schema", run=str(log))
