@@ -408,8 +408,14 @@ def _update_from(name: str, template: str, columns: str, rows: Sequence[tuple], 
 def _lock_in_order(subject_ids: list[int], comments: dict[int, int]) -> None:
     """Lock the subjects' rows, then the ``comments``' (comment id -> subject id), each in id
     order (PostgreSQL): for a batch of many, whose UPDATEs lock rows in whatever order the plan
-    meets them. Two statements whatever the batch; on a Citus coordinator, which locks rows
-    only within one shard, two a subject (its row, then its comments: a single post's order)."""
+    meets them. Two statements whatever the batch.
+
+    A Citus coordinator locks rows within one shard a statement: there the subjects are grouped
+    by their shard (one statement asks), and each shard in shard order gets one statement that
+    locks its subjects, then their comments, each in id order. The subjects are locked by a CTE
+    that the comments' statement reads in a condition on no row of its own, which PostgreSQL
+    evaluates once, before the scan. Every batch takes its locks in one order (shard, then id),
+    as a single post does (its subject, then its comments)."""
 
     def lock(name: str, template: str, params: dict) -> None:
         cursor.execute(_statement(("lock", name), partial(_compose, template)), params)
@@ -428,16 +434,27 @@ def _lock_in_order(subject_ids: list[int], comments: dict[int, int]) -> None:
                     {"ids": sorted(comments)},
                 )
             return
-        for subject_id in subject_ids:
-            lock("subject", "SELECT id FROM {subject} WHERE id = {subject_id} FOR UPDATE", {"subject_id": subject_id})
-            ids = sorted(c for c, s in comments.items() if s == subject_id)
-            if ids:
-                lock(
-                    "subject's comments",
-                    "SELECT id FROM {comment} WHERE subject_id = {subject_id} AND id = ANY({ids}::bigint[]) "
-                    "ORDER BY id FOR UPDATE",
-                    {"subject_id": subject_id, "ids": ids},
-                )
+        lock(
+            "shards",
+            "SELECT array_agg(id ORDER BY id) FROM unnest({ids}::bigint[]) AS id "
+            "GROUP BY get_shard_id_for_distribution_column({table}::regclass, id) "
+            "ORDER BY get_shard_id_for_distribution_column({table}::regclass, id)",
+            {"ids": subject_ids, "table": Subject._meta.db_table},
+        )
+        subjects = "SELECT id FROM {subject} WHERE id = ANY({subjects}::bigint[]) ORDER BY id FOR UPDATE"
+        for (group,) in cursor.fetchall():
+            members = set(group)
+            ids = sorted(c for c, s in comments.items() if s in members)
+            if not ids:
+                lock("shard's subjects", subjects, {"subjects": group})
+                continue
+            lock(
+                "shard",
+                f"WITH locked AS ({subjects}) "
+                "SELECT id FROM {comment} WHERE subject_id = ANY({subjects}::bigint[]) AND id = ANY({ids}::bigint[]) "
+                "AND (SELECT count(*) FROM locked) > 0 ORDER BY id FOR UPDATE",
+                {"subjects": group, "ids": ids},
+            )
 
 
 def _insert(model: type[Comment | CommentContent], columns: Sequence[tuple[str, str]], instances: Sequence) -> None:
