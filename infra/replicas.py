@@ -51,12 +51,13 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from . import sharedcache
+from . import citus, sharedcache
 from .errors import DATABASE_UNAVAILABLE
 
 logger = logging.getLogger("infra.replicas")
 
 PRIMARY = DEFAULT_DB_ALIAS
+_citus_warned = threading.Event()
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # Seconds a replica's probe (replay position, lag) is trusted by a process.
 PROBE_SECONDS = 1.0
@@ -75,7 +76,16 @@ SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_curre
 
 
 def replica_aliases() -> list[str]:
-    return list(getattr(settings, "DATABASE_REPLICAS", []))
+    """The replicas reads may go to. None on a Citus coordinator: its WAL position does not
+    cover the writes its workers hold, so no replica's position could tell whether it holds a
+    client's write (docs/citus.md, "Read replicas"); its reads stay on the coordinator."""
+    aliases = list(getattr(settings, "DATABASE_REPLICAS", []))
+    if aliases and citus.is_coordinator(connections[PRIMARY]):
+        if not _citus_warned.is_set():
+            _citus_warned.set()
+            logger.warning("DATABASE_REPLICA_URLS is ignored: the database is a Citus coordinator")
+        return []
+    return aliases
 
 
 def lsn_value(text: str | None) -> int | None:

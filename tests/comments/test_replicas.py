@@ -21,10 +21,16 @@ from comments import services
 from comments.models import Comment
 from config.env import database_from_url, replica_databases
 from infra import replicas
+from tests.citus_cluster import skip_on_citus
 from tests.factories import CommentFactory, SubjectFactory, UserFactory
 from tests.pg_replica import until_replayed
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "replica1"])
+
+
+@pytest.fixture(autouse=True)
+def _not_on_citus():
+    skip_on_citus("reads stay on the coordinator whatever replicas are named (tests/citus/test_read_replicas.py)")
 
 
 def vendor() -> str:

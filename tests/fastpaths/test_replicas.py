@@ -25,9 +25,15 @@ from django.test.utils import CaptureQueriesContext
 
 from infra import replicas
 
+from ..citus_cluster import skip_on_citus
 from .scenario import WRITERS, Differential, World, bearer, make_world, read_everything, writes
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "replica1"])
+
+
+@pytest.fixture(autouse=True)
+def _not_on_citus():
+    skip_on_citus("reads stay on the coordinator whatever replicas are named (tests/citus/test_read_replicas.py)")
 
 
 def switch_for(settings):
