@@ -704,7 +704,8 @@ class LikesBench:
         live_counts = dict(zip(targets, (n - 1 if n else None for n in pipe.execute()), strict=True))
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT c.id, c.like_count, (SELECT count(*) FROM likes_like l WHERE l.comment_id = c.id AND l.active) "
+                "SELECT c.id, c.like_count, (SELECT count(*) FROM likes_like l WHERE l.comment_id = c.id "
+                "AND l.subject_id = c.subject_id AND l.active) "
                 "FROM comment_index c WHERE c.subject_id = %s",
                 [sid],
             )

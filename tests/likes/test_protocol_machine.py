@@ -277,7 +277,8 @@ class LikeProtocol(RuleBasedStateMachine):
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT c.id, c.like_count, (SELECT COUNT(*) FROM {Like._meta.db_table} l "
-                f"WHERE l.comment_id = c.id AND l.active) FROM {Comment._meta.db_table} c "
+                # The subject too: on Citus a subquery joins another shard's table on its key.
+                f"WHERE l.comment_id = c.id AND l.subject_id = c.subject_id AND l.active) FROM {Comment._meta.db_table} c "
                 f"WHERE c.id IN ({', '.join(['%s'] * len(ids))})",
                 ids,
             )
