@@ -284,6 +284,10 @@ def _item(row: dict, batch: _Batch) -> dict:
         url = f"{settings.NOTIFICATIONS_BASE_URL}/console/"
     elif not url.startswith(("https://", "http://")):  # a link in an email goes nowhere else
         url = settings.NOTIFICATIONS_BASE_URL
+    elif row["comment_id"] and not (kind == Kind.DECISION and data.get("decision") != "approved"):
+        # The widget opens the comment the page's address names (docs/embedding.md); a
+        # rejected or removed comment is not on the page.
+        url = f"{url.split('#')[0]}#comment-{row['comment_id']}"
     return {
         "kind": kind,
         "headline": headline,

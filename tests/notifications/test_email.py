@@ -85,6 +85,18 @@ def test_a_reply_is_emailed_once_with_text_and_html_parts_and_one_click_unsubscr
     assert len(smtp_server.messages) == 1
 
 
+def test_the_emails_link_opens_the_comment_on_its_page(smtp_server, site, alice, bob):
+    subject = SubjectFactory(site=site, url="https://blog.example/cats")
+    parent = post(subject, alice)
+    reply = post(subject, bob, "Look here", reply_to=parent)
+    assert mail.emails_send() == 1
+    (message,) = smtp_server.wait_for(1)
+    link = f"https://blog.example/cats#comment-{reply.pk}"
+    body = parts(message)
+    assert f"Open: {link}" in body["text/plain"]
+    assert f'<a href="{link}">Open</a>' in body["text/html"]
+
+
 def test_a_reader_of_simplified_chinese_gets_the_email_in_chinese(smtp_server, subject, alice, bob):
     services.preferences_update(user=alice, language="zh-hans")
     parent = post(subject, alice)
