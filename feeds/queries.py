@@ -22,7 +22,15 @@ from django.utils import timezone
 from comments import rowsql
 from comments.exceptions import InvalidInput, NotFound
 from comments.models import Site, Status, Subject, SubjectState, Visibility
-from comments.queries import Page, Viewer, decode_cursor, encode_cursor, present_comments, site_by_key
+from comments.queries import (
+    Page,
+    Viewer,
+    decode_cursor,
+    encode_cursor,
+    present_comments,
+    site_by_key,
+    subject_id_by_key,
+)
 from infra import encoding
 
 _SUBJECT = connection.ops.quote_name(Subject._meta.db_table)
@@ -111,6 +119,15 @@ def site_feed(*, site_key: str) -> FeedListing:
     site = site_by_key(site_key=site_key)
     rows = rowsql.fetch(_of_site(site.pk, open_only=False), order=_NEWEST_FIRST, limit=settings.FEEDS_ITEMS)
     return FeedListing(site=site, subject=None, entries=_shown(rows))
+
+
+def subject_feed_by_key(*, site_key: str, key: str) -> FeedListing:
+    """The feed of the site's subject ``key`` (the widget's ``data-key``: what a static
+    template knows of its page); an unknown key is not found, and makes no subject."""
+    subject_id = subject_id_by_key(site=site_by_key(site_key=site_key), key=key)
+    if subject_id is None:
+        raise NotFound("Unknown subject.")
+    return subject_feed(subject_id=subject_id)
 
 
 def subject_feed(*, subject_id: int) -> FeedListing:

@@ -14,6 +14,7 @@ for XML. Links are http(s) only (``queries.web_url``), in both formats."""
 from __future__ import annotations
 
 from html import escape
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.syndication.views import Feed
@@ -91,22 +92,26 @@ class CommentFeed(Feed):
 
     feed_type: type[SyndicationFeed] = HtmlRssFeed
 
-    def listing(self, **kwargs) -> queries.FeedListing:
+    def listing(self, *, request, **kwargs) -> queries.FeedListing:
         raise NotImplementedError
 
     def __call__(self, request, **kwargs):
         try:
-            listing = self.listing(**kwargs)
+            listing = self.listing(request=request, **kwargs)
         except NotFound as exc:
             raise Http404(exc.message) from None
         etag, modified = listing.etag(self.feed_type.__name__), int(listing.last_modified.timestamp())
         response = get_conditional_response(request, etag=etag, last_modified=modified)
         if response is None:
-            response = super().__call__(request, shown=_Shown(listing, request))
+            response = super().__call__(request, shown=_Shown(listing, request, self.own_path(request)))
         response.headers["ETag"] = etag
         response.headers["Last-Modified"] = http_date(modified)
         patch_cache_control(response, public=True, max_age=settings.FEEDS_MAX_AGE)
         return response
+
+    def own_path(self, request) -> str:
+        """The feed's own address (its self link): the path; a query string names no feed."""
+        return request.path
 
     def get_object(self, request, shown):
         return shown
@@ -163,9 +168,9 @@ class _Shown:
     """A listing with what depends on the request (absolute URLs): the feed objects are shared
     by every request, so nothing of one is kept on them."""
 
-    def __init__(self, listing: queries.FeedListing, request):
+    def __init__(self, listing: queries.FeedListing, request, path: str):
         self.listing = listing
-        self.feed_url = request.build_absolute_uri(request.path)
+        self.feed_url = request.build_absolute_uri(path)
         self.entries = [{**e, "link": _entry_link(e, request)} for e in listing.entries]
 
 
@@ -178,12 +183,22 @@ def _entry_link(entry: dict, request) -> str:
 
 
 class SiteFeed(CommentFeed):
-    def listing(self, *, site_key: str):  # type: ignore[override]  # the URL's keyword arguments
+    """The site's comments; with ``?key=<a subject's key>``, that subject's, for a page that
+    knows its key (the widget's ``data-key``) and not the subject's id."""
+
+    def listing(self, *, request, site_key: str):  # type: ignore[override]  # the URL's keyword arguments
+        key = request.GET.get("key")
+        if key is not None:
+            return queries.subject_feed_by_key(site_key=site_key, key=key)
         return queries.site_feed(site_key=site_key)
+
+    def own_path(self, request) -> str:
+        key = request.GET.get("key")
+        return request.path if key is None else f"{request.path}?{urlencode({'key': key})}"
 
 
 class SubjectFeed(CommentFeed):
-    def listing(self, *, subject_id: int):  # type: ignore[override]  # the URL's keyword arguments
+    def listing(self, *, request, subject_id: int):  # type: ignore[override]  # the URL's keyword arguments
         return queries.subject_feed(subject_id=subject_id)
 
 

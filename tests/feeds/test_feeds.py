@@ -148,6 +148,25 @@ def test_a_sites_feed_spans_its_subjects_and_no_other_sites(db, fmt, site, alice
     assert "elsewhere" not in answer.content.decode()
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_subjects_feed_by_its_key_is_what_a_static_template_links(db, fmt, site, alice):
+    """A page knows its key (the widget's data-key: a path, with slashes), not its subject's id:
+    ``?key=`` on the site's feed gives that subject's feed, its self link keeping the key."""
+    page = SubjectFactory(site=site, key="/2024/05/cats/", title="Cats", url="https://blog.example/2024/05/cats/")
+    mine = CommentFactory(subject=page, author=alice)
+    CommentFactory(subject=SubjectFactory(site=site), body="another page")
+    CommentFactory(subject=SubjectFactory(site=SiteFactory(), key=page.key), body="another site, same key")
+    answer, feed = read(f"/feeds/sites/{site.key}/comments.{fmt}?key=%2F2024%2F05%2Fcats%2F&utm_source=x")
+    assert [e.id for e in feed.entries] == [f"urn:comments:comment:{mine.pk}"]
+    assert feed.entries[0].link == f"https://blog.example/2024/05/cats/#comment-{mine.pk}"
+    assert as_read(feed.feed.title_detail) == "Comments on Cats"
+    assert f"/feeds/sites/{site.key}/comments.{fmt}?key=%2F2024%2F05%2Fcats%2F" in answer.content.decode()
+    assert "utm_source" not in answer.content.decode()
+    # A key no page has used yet is not found, and makes no subject.
+    assert Client().get(f"/feeds/sites/{site.key}/comments.{fmt}?key=nothing-yet").status_code == 404
+    assert not page.site.subjects.filter(key="nothing-yet").exists()
+
+
 def test_unknown_sites_and_subjects_are_404(db):
     assert Client().get("/feeds/sites/nope/comments.rss").status_code == 404
     assert Client().get("/feeds/subjects/987654/comments.atom").status_code == 404
