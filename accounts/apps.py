@@ -42,4 +42,5 @@ class AccountsConfig(AppConfig):
         hooks.register_content_check(guests.guest_content_check)
         hooks.user_erasing.connect(receivers.user_erasing, dispatch_uid="accounts.user_erasing")
         hooks.user_erasing.connect(receivers.user_erasing_oidc, dispatch_uid="accounts.user_erasing_oidc")
+        hooks.users_with_email.connect(receivers.users_with_email, dispatch_uid="accounts.users_with_email")
         hide_unused_allauth_pages()

@@ -138,6 +138,11 @@ subject_state_changed = django.dispatch.Signal()  # subject_id, state (open or c
 # many identities it removed.
 user_erasing = django.dispatch.Signal()  # user_id
 
+# Asked by an operator's search for a person (portability's GDPR commands): each app that keeps
+# e-mail addresses of users beside the user's own (accounts: verified addresses, guests' and
+# providers' addresses) answers the ids of the users with ``email``, compared without case.
+users_with_email = django.dispatch.Signal()  # email
+
 
 # Parts of the widget's page that feature apps add, so that the core's embed template names
 # none of them: a template included in one of the page's places ("user": under the reader's

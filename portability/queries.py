@@ -13,8 +13,10 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from xml.sax.saxutils import escape, quoteattr
 
+from django.db.models import Count, Q
 from django.utils import timezone as django_timezone
 
+from comments import hooks
 from comments.models import Comment, CommentContent, ExternalIdentity, Follow, Site, Status, Subject, User
 from infra import encoding
 from likes.models import Like
@@ -406,3 +408,36 @@ def user_data_export(*, user: User) -> Iterator[bytes]:
         yield b',"' + name.encode() + b'":'
         yield from _array(items)
     yield b"}\n"
+
+
+# --- finding a person (GDPR requests) --------------------------------------------------------
+
+CANDIDATES_SHOWN = 20
+
+
+def users_find(
+    *, email: str | None = None, site_key: str | None = None, external_id: str | None = None, name: str | None = None
+) -> list[User]:
+    """The users an operator's request names, by id order: by ``email`` (the account's own, a
+    site's SSO identity's, and those other apps keep: ``hooks.users_with_email``), by a site's
+    ``external_id`` (its SSO user id), or by ``name`` found in a display name or username (at
+    most ``CANDIDATES_SHOWN``)."""
+    users = User.objects.order_by("pk")
+    if email is not None:
+        ids = set(User.objects.filter(email__iexact=email).values_list("pk", flat=True))
+        ids.update(ExternalIdentity.objects.filter(email__iexact=email).values_list("user_id", flat=True))
+        for _, answered in hooks.users_with_email.send(sender=User, email=email):
+            ids.update(answered)  # type: ignore[arg-type]  # each receiver answers a set of ids
+        return list(users.filter(pk__in=ids))
+    if external_id is not None:
+        return list(users.filter(externalidentity__site__key=site_key, externalidentity__external_id=external_id))
+    if name is not None:
+        found = users.filter(Q(display_name__icontains=name) | Q(username__icontains=name))
+        return list(found[:CANDIDATES_SHOWN])
+    raise ValueError("users_find: name an email, an external id or a name")
+
+
+def users_comment_counts(*, user_ids: list[int]) -> dict[int, int]:
+    """How many comments each of the users wrote (every status), for telling candidates apart."""
+    counted = Comment.objects.filter(author_id__in=user_ids).values("author_id").annotate(n=Count("pk"))
+    return {row["author_id"]: row["n"] for row in counted}
