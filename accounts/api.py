@@ -22,7 +22,7 @@ from . import services
 LANGUAGES = [code for code, _ in settings.LANGUAGES]
 
 
-class EmailLinkIn(serializers.Serializer):
+class EmailLinkIn(s.ClosedObjectIn):
     site = StrictCharField(max_length=64)
     email = serializers.EmailField(max_length=254)
     name = StrictCharField(max_length=100)
@@ -34,7 +34,7 @@ class EmailLinkOut(serializers.Serializer):
     verifier = serializers.CharField(help_text="Send it with the link's token to POST /auth/email/verify.")
 
 
-class EmailVerifyIn(serializers.Serializer):
+class EmailVerifyIn(s.ClosedObjectIn):
     token = StrictCharField(max_length=200)
     verifier = StrictCharField(max_length=200)
 

@@ -24,7 +24,7 @@ class GuestFormOut(serializers.Serializer):
     expires_at = serializers.DateTimeField()
 
 
-class GuestCommentIn(serializers.Serializer):
+class GuestCommentIn(s.ClosedObjectIn):
     site = StrictCharField(max_length=64)
     key = StrictCharField(max_length=255)
     title = StrictCharField(max_length=300, required=False, allow_blank=True, default="")

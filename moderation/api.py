@@ -10,7 +10,7 @@ from rest_framework.response import Response
 
 from comments import queries as comment_queries
 from comments.api.fields import IdField, StrictBooleanField, StrictCharField
-from comments.api.serializers import CommentOut, PageParams, UserOut
+from comments.api.serializers import ClosedObjectIn, CommentOut, PageParams, UserOut
 from comments.api.views import ApiView, answered_once, error_responses, query_params, validated
 from comments.throttling import throttles
 
@@ -21,7 +21,7 @@ from .models import ReportReason, SanctionKind, TaskState, WordAction
 
 
 @extend_schema_serializer(examples=[OpenApiExample("Spam", value={"reason": "spam", "detail": "A link farm"})])
-class ReportIn(serializers.Serializer):
+class ReportIn(ClosedObjectIn):
     reason = serializers.ChoiceField(choices=ReportReason.values)
     detail = StrictCharField(max_length=1000, required=False, allow_blank=True, default="")
 
@@ -66,7 +66,7 @@ class TaskClaimOut(serializers.Serializer):
 
 
 @extend_schema_serializer(examples=[OpenApiExample("Approve", value={"action": "approve", "reason": "Fine after all"})])
-class ActionIn(serializers.Serializer):
+class ActionIn(ClosedObjectIn):
     action = serializers.ChoiceField(choices=sorted(actions.ACTIONS))
     reason = StrictCharField(max_length=1000, required=False, allow_blank=True, default="")
 
@@ -78,7 +78,7 @@ class ActionIn(serializers.Serializer):
         )
     ]
 )
-class WordIn(serializers.Serializer):
+class WordIn(ClosedObjectIn):
     site = StrictCharField(max_length=64, allow_null=True, required=False, default=None)
     word = StrictCharField(max_length=100)
     action = serializers.ChoiceField(choices=WordAction.values)
@@ -102,7 +102,7 @@ class WordParams(PageParams):
     site = serializers.CharField(max_length=64, required=False)
 
 
-class SanctionIn(serializers.Serializer):
+class SanctionIn(ClosedObjectIn):
     site = StrictCharField(max_length=64)
     user_id = IdField()
     kind = serializers.ChoiceField(choices=SanctionKind.values)

@@ -62,7 +62,7 @@ class UnreadOut(serializers.Serializer):
     unread_count = serializers.IntegerField()
 
 
-class ReadAllIn(serializers.Serializer):
+class ReadAllIn(ClosedObjectIn):
     up_to_id = IdField(required=False, allow_null=True, default=None)
 
 
@@ -85,7 +85,7 @@ EmailPreferencesIn = _email_modes("EmailPreferencesIn", required=False)
 EmailPreferencesOut = _email_modes("EmailPreferencesOut", required=True)
 
 
-class PreferencesIn(serializers.Serializer):
+class PreferencesIn(ClosedObjectIn):
     language = serializers.ChoiceField(choices=[code for code, _ in settings.LANGUAGES], required=False)
     like_milestones = StrictBooleanField(required=False)
     email = EmailPreferencesIn(required=False)
@@ -100,7 +100,7 @@ class PreferencesOut(serializers.Serializer):
 SUBSCRIPTION_STATES = [*SubscriptionState.values, "none"]
 
 
-class SubscriptionIn(serializers.Serializer):
+class SubscriptionIn(ClosedObjectIn):
     state = serializers.ChoiceField(choices=SUBSCRIPTION_STATES, default=SubscriptionState.SUBSCRIBED)
 
 

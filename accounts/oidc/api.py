@@ -8,13 +8,14 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from comments.api.fields import StrictCharField
+from comments.api.serializers import ClosedObjectIn
 from comments.api.views import ApiView, error_responses, validated
 
 from ..api import SignedInOut, signed_in
 from . import services
 
 
-class HandoffIn(serializers.Serializer):
+class HandoffIn(ClosedObjectIn):
     secret = StrictCharField(min_length=32, max_length=200)
 
 

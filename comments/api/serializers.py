@@ -49,12 +49,28 @@ class CountsParams(serializers.Serializer):
 # --- bodies --------------------------------------------------------------------------------
 
 
-class TokenIn(serializers.Serializer):
+class ClosedObjectIn(serializers.Serializer):
+    """An object whose unknown keys are refused (``400 invalid``, each in ``fields``) rather than
+    ignored: a typo (``"reply_to"`` for ``"reply_to_id"``) or a field the client may not set
+    would otherwise make a different write than the one meant, answered 201. Every body the API
+    takes is one; its schema says so (``additionalProperties: false``, ``comments.api.schema``)."""
+
+    unknown_message = "Unknown field."
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: [self.unknown_message] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class TokenIn(ClosedObjectIn):
     username = StrictCharField(max_length=150)
     password = StrictCharField(max_length=256, trim_whitespace=False)
 
 
-class SsoIn(serializers.Serializer):
+class SsoIn(ClosedObjectIn):
     site = StrictCharField(max_length=64)
     payload = StrictCharField(max_length=16384)
 
@@ -62,7 +78,7 @@ class SsoIn(serializers.Serializer):
 @extend_schema_serializer(
     examples=[OpenApiExample("Guests, held for review", value={"guests": True, "guest_moderation": "pre"})]
 )
-class SiteSigninIn(serializers.Serializer):
+class SiteSigninIn(ClosedObjectIn):
     sso = StrictBooleanField(required=False)
     email = StrictBooleanField(required=False)
     guests = StrictBooleanField(required=False)
@@ -89,14 +105,14 @@ class SiteSigninOut(serializers.Serializer):
         )
     ]
 )
-class SubjectIn(serializers.Serializer):
+class SubjectIn(ClosedObjectIn):
     site = StrictCharField(max_length=64)
     key = StrictCharField(max_length=255)
     title = StrictCharField(max_length=300, required=False, allow_blank=True, default="")
     url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
 
 
-class SubjectPatchIn(serializers.Serializer):
+class SubjectPatchIn(ClosedObjectIn):
     mode = serializers.ChoiceField(choices=Mode.values, required=False)
     state = serializers.ChoiceField(choices=SubjectState.values, required=False)
     title = StrictCharField(max_length=300, required=False, allow_blank=True)
@@ -105,7 +121,7 @@ class SubjectPatchIn(serializers.Serializer):
 @extend_schema_serializer(
     examples=[OpenApiExample("A comment", value={"body": "Nice article, **thanks**!", "visibility": "public"})]
 )
-class CommentIn(serializers.Serializer):
+class CommentIn(ClosedObjectIn):
     # Length and blankness are checked by the service (one rule for every surface); here only
     # the type, so a number is refused instead of being turned into text.
     body = CommentBodyField()
@@ -114,7 +130,7 @@ class CommentIn(serializers.Serializer):
 
 
 @extend_schema_serializer(examples=[OpenApiExample("An edit", value={"body": "Nice article, thanks! (edited)"})])
-class CommentPatchIn(serializers.Serializer):
+class CommentPatchIn(ClosedObjectIn):
     body = CommentBodyField()
 
 
@@ -217,17 +233,3 @@ class ErrorDetailOut(serializers.Serializer):
 
 class ErrorOut(serializers.Serializer):
     error = ErrorDetailOut()
-
-
-class ClosedObjectIn(serializers.Serializer):
-    """An object whose unknown keys are refused (``400 invalid``, each in ``fields``) rather than
-    ignored; its schema says so (``additionalProperties: false``, ``comments.api.schema``)."""
-
-    unknown_message = "Unknown field."
-
-    def to_internal_value(self, data):
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError({name: [self.unknown_message] for name in unknown})
-        return super().to_internal_value(data)
