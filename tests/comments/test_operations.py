@@ -225,6 +225,30 @@ def test_the_seeded_subjects_urls_lead_to_their_articles_on_the_demo_host_page(d
         assert f"data-key='{subject.key}'" in page
 
 
+def test_the_demos_addresses_are_printed_with_the_port_served(db, monkeypatch, settings):
+    """seed_demo printed :8000 whatever port rundemo served; now seed_demo prints the public
+    address and rundemo the one it serves."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from demo.management.commands import rundemo
+
+    settings.COMMENTS_PUBLIC_URL = "http://127.0.0.1:9124"
+    seeded = StringIO()
+    call_command("seed_demo", stdout=seeded)
+    assert "Comment service: http://127.0.0.1:9124/" in seeded.getvalue()
+    assert ":8000" not in seeded.getvalue()
+
+    monkeypatch.setattr(rundemo, "call_command", lambda *args, **kwargs: None)  # not the real runserver
+    served = StringIO()
+    call_command("rundemo", "--port", "9123", "--host-port", "0", stdout=served)
+    lines = served.getvalue()
+    assert "Comment service: http://127.0.0.1:9123/" in lines
+    assert "  widget     http://127.0.0.1:9123/embed/?site=demo&key=" in lines
+    assert ":8000" not in lines and ":9124" not in lines
+
+
 def test_rundemos_emails_link_to_the_address_it_serves(db, monkeypatch, settings):
     """Links in emails are made of COMMENTS_PUBLIC_URL, never of a request's Host (issue 33,
     F12): without it set, the demo's would lead to the default address, not the one it serves."""

@@ -16,6 +16,7 @@ from comments.queries import DEMO_SITE_KEY
 
 from ...services import demo_host_moved
 from .demo_host import DEMO_HOST_PORT, article_path, demo_origins, host_app, make_host_server
+from .seed_demo import print_demo_urls
 
 
 class Command(BaseCommand):
@@ -45,8 +46,8 @@ class Command(BaseCommand):
                 settings.NOTIFICATIONS_BASE_URL = service
         demo_host_moved(site=site, origins=demo_origins(bind, host_port), article_path=article_path)
         threading.Thread(target=server.serve_forever, name="demo-host", daemon=True).start()
-        self.stdout.write(f"Comment service:  {service}/   (API docs {service}/api/v1/docs/)")
-        self.stdout.write(f"Demo host page:   http://{bind}:{host_port}/   (a customer's site embedding the widget)")
+        # The addresses as served (seed_demo printed them for COMMENTS_PUBLIC_URL's port).
+        print_demo_urls(self.stdout, service)
         try:
             call_command("runserver", f"{bind}:{port}", use_reloader=False)
         finally:

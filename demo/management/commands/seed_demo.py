@@ -6,6 +6,7 @@ floors and counters are exactly what real use produces, and every check runs on 
 import random
 from datetime import timedelta
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.test.utils import override_settings
@@ -69,10 +70,14 @@ class Command(BaseCommand):
     help = "Create demo data: a site, users and a subject in each display mode."
 
     def add_arguments(self, parser):
-        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+        parser.add_argument(
+            "--base-url",
+            help="the address the URLs printed start with (default: COMMENTS_PUBLIC_URL, http://127.0.0.1:8000 unless "
+            "set; rundemo prints them again with the address it serves)",
+        )
 
     def handle(self, *args, **options):
-        base = options["base_url"].rstrip("/")
+        base = (options["base_url"] or settings.COMMENTS_PUBLIC_URL).rstrip("/")
         if Site.objects.filter(key=queries.DEMO_SITE_KEY).exists():
             self.stdout.write("Demo data already present.")
         else:
@@ -173,19 +178,22 @@ class Command(BaseCommand):
         reported(threads["two_level"][5], "spam", 1)
 
     def _print_urls(self, base):
-        subjects = Subject.objects.filter(site__key=queries.DEMO_SITE_KEY).order_by("pk")
-        self.stdout.write("")
-        self.stdout.write(f"Comment service: {base}/")
-        self.stdout.write(f"  API docs:      {base}/api/v1/docs/")
-        self.stdout.write(f"  Admin:         {base}/admin/   (moderator / {DEMO_PASSWORD})")
-        self.stdout.write(f"  Console:       {base}/console/   (moderator / {DEMO_PASSWORD}: the review queue)")
-        for s in subjects:
-            self.stdout.write(f"  {s.mode:<10} {base}/api/v1/subjects/{s.pk}/comments   ({s.comment_count} comments)")
-        self.stdout.write(
-            f"Demo users: {', '.join(NAMES)} (password {DEMO_PASSWORD}); site 'demo', SSO secret {SSO_SECRET}"
-        )
-        for s in subjects:
-            self.stdout.write(f"  widget     {base}/embed/?site=demo&key={s.key}")
-        self.stdout.write(
-            f"Demo host page:  {queries.demo_host_url()}   (`manage.py rundemo` serves it beside the service; pick a user to sign in by SSO)"
-        )
+        print_demo_urls(self.stdout, base)
+
+
+def print_demo_urls(stdout, base: str) -> None:
+    """The demo's addresses on the service at ``base``, its users and the host page."""
+    subjects = Subject.objects.filter(site__key=queries.DEMO_SITE_KEY).order_by("pk")
+    stdout.write("")
+    stdout.write(f"Comment service: {base}/")
+    stdout.write(f"  API docs:      {base}/api/v1/docs/")
+    stdout.write(f"  Admin:         {base}/admin/   (moderator / {DEMO_PASSWORD})")
+    stdout.write(f"  Console:       {base}/console/   (moderator / {DEMO_PASSWORD}: the review queue)")
+    for s in subjects:
+        stdout.write(f"  {s.mode:<10} {base}/api/v1/subjects/{s.pk}/comments   ({s.comment_count} comments)")
+    stdout.write(f"Demo users: {', '.join(NAMES)} (password {DEMO_PASSWORD}); site 'demo', SSO secret {SSO_SECRET}")
+    for s in subjects:
+        stdout.write(f"  widget     {base}/embed/?site=demo&key={s.key}")
+    stdout.write(
+        f"Demo host page:  {queries.demo_host_url()}   (`manage.py rundemo` serves it beside the service; pick a user to sign in by SSO)"
+    )
