@@ -3,9 +3,9 @@ that are there instead of truncating every table.
 
 Django empties the database after each transactional test with one ``TRUNCATE`` of every table
 (``manage.py flush``). On a coordinator that statement truncates each shard of each distributed
-table and each copy of each reference table, in a two-phase commit with every worker: about
-0.7 s on ``scripts/citus-cluster``'s nodes, nearly all of it for tables the test never wrote.
-A test writes a few tables; a ``DELETE`` of a table that holds a few rows costs a few
+table and each copy of each reference table, in a two-phase commit with every worker: 0.9 s
+on ``scripts/citus-cluster``'s nodes (1.5 s a teardown), nearly all of it for tables the test
+never wrote. A test writes a few tables; a ``DELETE`` of a table that holds a few rows costs a few
 milliseconds. So on a coordinator the flush asks which tables hold rows (one statement) and
 deletes those, each table before the tables it references. The database ends as empty as the
 ``TRUNCATE`` left it; Django's ``post_migrate`` then refills what it refills after a flush
