@@ -121,10 +121,18 @@ def site_feed(*, site_key: str) -> FeedListing:
     return FeedListing(site=site, subject=None, entries=_shown(rows))
 
 
+_KEY_MAX = 255  # comment_subject.key's length
+
+
 def subject_feed_by_key(*, site_key: str, key: str) -> FeedListing:
     """The feed of the site's subject ``key`` (the widget's ``data-key``: what a static
     template knows of its page); an unknown key is not found, and makes no subject."""
-    subject_id = subject_id_by_key(site=site_by_key(site_key=site_key), key=key)
+    site = site_by_key(site_key=site_key)
+    # No key holds a NUL or runs past the column: such a query string names nothing (and a
+    # NUL is one PostgreSQL would refuse to compare).
+    if "\x00" in key or len(key) > _KEY_MAX:
+        raise NotFound("Unknown subject.")
+    subject_id = subject_id_by_key(site=site, key=key)
     if subject_id is None:
         raise NotFound("Unknown subject.")
     return subject_feed(subject_id=subject_id)

@@ -165,6 +165,8 @@ def test_a_subjects_feed_by_its_key_is_what_a_static_template_links(db, fmt, sit
     # A key no page has used yet is not found, and makes no subject.
     assert Client().get(f"/feeds/sites/{site.key}/comments.{fmt}?key=nothing-yet").status_code == 404
     assert not page.site.subjects.filter(key="nothing-yet").exists()
+    for hostile in ("%00", "a" * 256):
+        assert Client().get(f"/feeds/sites/{site.key}/comments.{fmt}?key={hostile}").status_code == 404
 
 
 def test_unknown_sites_and_subjects_are_404(db):
