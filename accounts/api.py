@@ -12,12 +12,17 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from comments import queries
+from comments import services as comment_services
 from comments.api import serializers as s
+from comments.api.errors import error_body
 from comments.api.fields import StrictCharField
 from comments.api.views import ApiView, client_ip, error_responses, validated
+from comments.authentication import BearerTokenAuthentication
+from comments.exceptions import NotAuthenticated, PermissionDenied
+from comments.models import ApiToken
 from comments.throttling import throttles
 
-from . import services
+from . import remembered, services
 
 LANGUAGES = [code for code, _ in settings.LANGUAGES]
 
@@ -102,3 +107,94 @@ class EmailVerifyView(ApiView):
         data = validated(EmailVerifyIn, request.data)
         raw, token, _ = services.email_link_redeem(secret=data["token"], asker_secret=data["verifier"])
         return Response(signed_in(raw, token, "email"))
+
+
+# --- staying signed in (accounts.remembered) -------------------------------------------------
+
+
+class SessionIn(s.ClosedObjectIn):
+    via = serializers.RegexField(
+        remembered.VIA, max_length=40, help_text="How the reader signed in: email, a provider's key."
+    )
+
+
+class SessionResumeIn(s.ClosedObjectIn):
+    site = StrictCharField(max_length=64)
+    lang = serializers.ChoiceField(choices=LANGUAGES, default=LANGUAGES[0])
+
+
+class RememberedOut(SignedInOut):
+    via_label = serializers.CharField()
+
+
+def _from_this_origin(request) -> None:
+    if not remembered.from_this_origin(request):
+        raise PermissionDenied("Only the service's own pages may keep or resume a session.")
+
+
+class SessionView(ApiView):
+    authentication_classes = [BearerTokenAuthentication]
+
+    @extend_schema(
+        request=SessionIn,
+        responses={204: None, **error_responses(400, 401, 403)},
+        summary="Keep this sign-in in the widget's frame",
+    )
+    def post(self, request):
+        """Keep the bearer token of a site's sign-in in the frame's partitioned cookies (the
+        widget, after a sign-in in its window), so that the frame's later pages under the same
+        top-level site resume it (``auth/session/resume``). For the service's own pages only
+        (403 from another origin); 403 for a token that acts on every site (a password's),
+        which the window never hands out. The token itself is unchanged."""
+        _from_this_origin(request)
+        if not isinstance(request.auth, ApiToken):
+            raise NotAuthenticated()
+        site = request.auth.site
+        if site is None:
+            raise PermissionDenied("Only a site's sign-in may be kept in its widget.")
+        data = validated(SessionIn, request.data)
+        response = Response(status=status.HTTP_204_NO_CONTENT)
+        raw = request.headers["Authorization"].split()[1]
+        remembered.frame_remember(response, site=site, via=data["via"], raw=raw, token=request.auth)
+        return response
+
+    @extend_schema(request=None, responses={204: None, **error_responses(401)}, summary="Sign out of the widget")
+    def delete(self, request):
+        """Revoke the bearer token, as ``DELETE auth/token`` does, and remove the frame's kept
+        session of its site: the widget's "Sign out"."""
+        if not isinstance(request.auth, ApiToken):
+            raise NotAuthenticated()
+        comment_services.token_revoke(token=request.auth)
+        response = Response(status=status.HTTP_204_NO_CONTENT)
+        if (site := request.auth.site) is not None:
+            remembered.frame_forget(response, site=site)
+        return response
+
+
+class SessionResumeView(ApiView):
+    authentication_classes: list = []
+
+    @extend_schema(
+        request=SessionResumeIn,
+        responses={200: RememberedOut, **error_responses(400, 401, 403, 404)},
+        summary="Resume the sign-in this frame kept",
+    )
+    def post(self, request):
+        """The bearer token the frame kept for ``site`` (``auth/session``), its user and how they
+        signed in (``via_label`` in ``lang``). 401 ``not_authenticated`` when none is kept, or
+        the one kept was revoked, expired or is another site's (its cookies are removed); 403
+        from a page of another origin."""
+        _from_this_origin(request)
+        data = validated(SessionResumeIn, request.data)
+        site = queries.site_by_key(site_key=data["site"])
+        kept = remembered.remembered_token(
+            request.COOKIES.get(remembered.SESSION_COOKIE.format(site=site.key), ""), site=site
+        )
+        if kept is None:
+            response = Response(
+                error_body(NotAuthenticated.code, "No sign-in is kept here."), status=status.HTTP_401_UNAUTHORIZED
+            )
+            remembered.frame_forget(response, site=site)
+            return response
+        raw, token, via = kept
+        return Response({**signed_in(raw, token, via), "via_label": remembered.via_label(via, data["lang"])})

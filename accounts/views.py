@@ -23,7 +23,7 @@ from comments.exceptions import CommentsError, NotFound, PermissionDenied, RateL
 from comments.views import reader_language
 from infra.errors import DATABASE_UNAVAILABLE
 
-from . import services
+from . import remembered, services
 from .api import link_url, signed_in
 from .exceptions import EmailUnavailable, LinkExpired, LinkInvalid, LinkUsed, OtherBrowser
 from .oidc import providers as oidc_providers
@@ -121,20 +121,38 @@ def signed_in_page(
     result["expires_at"] = token.expires_at.isoformat()
     result["via_label"] = via_label
     result["handoff"] = handoff
-    return _page(request, "accounts/done.html", {"result": result, "site": site}, lang=lang, referrer="no-referrer")
+    response = _page(request, "accounts/done.html", {"result": result, "site": site}, lang=lang, referrer="no-referrer")
+    remembered.window_remember(response, request, site=site, via=via, raw=raw, token=token)
+    return response
 
 
 @require_GET
 def start(request: HttpRequest) -> HttpResponse:
-    """The window's first page: the ways the site offers to sign in."""
+    """The window's first page: the ways the site offers to sign in; or, for a reader this
+    window signed in to the site before whose token is still good, the sign-in handed back at
+    once (``accounts.remembered``)."""
     lang = reader_language(request, request.GET.get("lang"))
     try:
         site = queries.site_by_key(site_key=request.GET.get("site", "")[:64])
+        cookie = remembered.WINDOW_COOKIE.format(site=site.key)
+        kept = (
+            remembered.remembered_token(request.COOKIES.get(cookie, ""), site=site)
+            if cookie in request.COOKIES
+            else None
+        )
     except CommentsError as exc:
         return _error(request, exc, lang=lang)
     except DATABASE_UNAVAILABLE:
         return _error(request, None, lang=lang)
-    return _start(request, EmailForm(initial={"site": site.key, "lang": lang}), site, lang=lang)
+    if kept is not None:
+        raw, token, via = kept
+        return signed_in_page(
+            request, raw=raw, token=token, site=site, via=via, via_label=remembered.via_label(via, lang), lang=lang
+        )
+    response = _start(request, EmailForm(initial={"site": site.key, "lang": lang}), site, lang=lang)
+    if cookie in request.COOKIES:
+        remembered.window_forget(response, site=site)
+    return response
 
 
 @require_POST
@@ -203,10 +221,14 @@ def email_link(request: HttpRequest) -> HttpResponse:
         return _error(request, exc, lang=lang, referrer="no-referrer")
     except DATABASE_UNAVAILABLE:
         return _error(request, None, lang=lang, referrer="no-referrer")
-    with translation.override(link.lang):
-        via_label = gettext("(via email)")
     response = signed_in_page(
-        request, raw=raw, token=token, site=link.site, via="email", via_label=via_label, lang=link.lang
+        request,
+        raw=raw,
+        token=token,
+        site=link.site,
+        via="email",
+        via_label=remembered.via_label("email", link.lang),
+        lang=link.lang,
     )
     response.delete_cookie(BROWSER_COOKIE, path="/auth/", samesite="Lax")
     return response

@@ -22,6 +22,7 @@ from comments.names import clean_display_name
 from comments.views import reader_language
 from infra.errors import DATABASE_UNAVAILABLE
 
+from .. import remembered
 from ..views import message_page, signed_in_page
 from . import providers, services
 from .exceptions import AccountClosed, ProviderFailed, ProviderUnavailable, SignInRefused, SignInUnchecked
@@ -107,8 +108,7 @@ def finish(request: HttpRequest, sociallogin) -> HttpResponse:
         return failure(request, exc, provider=key, lang=lang)
     except DATABASE_UNAVAILABLE:
         return failure(request, None, provider=key, lang=lang)
-    with translation.override(lang):
-        via_label = gettext("(via %(provider)s)") % {"provider": providers.name_of(key)}
+    via_label = remembered.via_label(key, lang)
     if data.get("handoff"):
         services.handoff_keep(handoff_hash=data["handoff"], token=token, via=key, via_label=via_label)
     return signed_in_page(

@@ -39,7 +39,38 @@
     if (current === 'sso') return;
     if (typeof msg.via_label === 'string') labels[msg.via] = msg.via_label;
     root.dispatchEvent(new CustomEvent('cw:signed-in', { detail: { token: msg.token, user: msg.user, via: msg.via } }));
+    remember(msg);
   }
+
+  // Staying signed in (accounts/remembered.py): the frame keeps the window's sign-in in cookies
+  // partitioned under the embedding page's site, so a reload, another page of this blog or a
+  // new tab resume it; under another blog's pages the browser shows this frame none of them.
+  // The readable cookie only says one is kept: a reader who never signed in costs no request.
+  const kept = `cw-signed-${root.dataset.site}`;
+  const keeps = () => document.cookie.split('; ').includes(`${kept}=1`);
+
+  function remember(msg) {
+    fetch('/api/v1/auth/session', {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { Authorization: `Bearer ${msg.token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ via: msg.via }),
+    }).catch(() => { /* kept in memory only: this page stays signed in */ });
+  }
+
+  async function resume() {
+    const response = await fetch('/api/v1/auth/session/resume', {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ site: root.dataset.site, lang: root.dataset.lang || undefined }),
+    });
+    if (response.status !== 200 || current === 'sso') return;
+    const msg = await response.json();
+    labels[msg.via] = msg.via_label;
+    root.dispatchEvent(new CustomEvent('cw:signed-in', { detail: { token: msg.token, user: msg.user, via: msg.via, quiet: true } }));
+  }
+  if (keeps()) resume().catch(() => { /* offline: the reader signs in again */ });
 
   function askWhileCutOff(opened, secret) {
     clearInterval(asking);

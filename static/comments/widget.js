@@ -211,14 +211,17 @@
   });
 
   // Signing out (the reader's button, or the host's Comments.logout()) revokes the token on the
-  // service too (DELETE /api/v1/auth/token), so a copy of it left anywhere is worth nothing; a
-  // token the service refused already (a 401) needs no revoking.
+  // service too (DELETE /api/v1/auth/session), so a copy of it left anywhere is worth nothing,
+  // and removes the sign-in this frame kept (signin.js); a token the service refused already
+  // (a 401) needs no revoking, and the frame stops asking for the one it kept.
   function logout({ revoke = true } = {}) {
     if (!token && !me) return;
     if (revoke && token) {
-      fetch('/api/v1/auth/token', {
-        method: 'DELETE', headers: { Authorization: `Bearer ${token}` }, credentials: 'omit', keepalive: true,
+      fetch('/api/v1/auth/session', {
+        method: 'DELETE', headers: { Authorization: `Bearer ${token}` }, credentials: 'same-origin', keepalive: true,
       }).catch(() => {});
+    } else {
+      document.cookie = `cw-signed-${D.site}=; Max-Age=0; Path=/; Secure; SameSite=None; Partitioned`;
     }
     token = null;
     me = null;

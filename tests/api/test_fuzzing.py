@@ -161,9 +161,9 @@ def fuzz_config(world: World) -> schemathesis.Config:
 
 
 class Auth:
-    """The role's bearer token on every call, but for the two calls that end a token: signing
-    out (``DELETE /auth/token``) revokes a token of its own, and erasing one's data
-    (``DELETE /me/data``) erases a user made for that one call."""
+    """The role's bearer token on every call, but for the calls that end a token: signing out
+    (``DELETE /auth/token``, ``DELETE /auth/session``) revokes a token of its own, and erasing
+    one's data (``DELETE /me/data``) erases a user made for that one call."""
 
     def __init__(self, user):
         self.user = user
@@ -171,7 +171,7 @@ class Auth:
 
     def headers(self, case) -> dict[str, str]:
         operation = f"{case.method.upper()} {case.path}"
-        if operation == "DELETE /api/v1/auth/token":
+        if operation in ("DELETE /api/v1/auth/token", "DELETE /api/v1/auth/session"):
             token = token_issue(user=self.user)[0]
         elif operation == "DELETE /api/v1/me/data":
             token = token_issue(user=UserFactory())[0]

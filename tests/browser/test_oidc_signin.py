@@ -137,6 +137,23 @@ def test_an_attackers_handoff_never_yields_the_readers_sign_in(page, context, li
         assert take(live_server, secret).status_code == 204
 
         page.goto(static_host)  # any page of another origin will do
+        # The window keeps the reader's sign-in (accounts.remembered) and hands it back at once,
+        # but to a frame of the service's own origin alone: the attacker's page hears nothing.
+        heard = page.evaluate(
+            """(url) => new Promise((done) => {
+                const heard = [];
+                window.addEventListener('message', (e) => { if (e.data && e.data.token) heard.push(e.data); });
+                const w = window.open(url, 'comments-signin');
+                const check = setInterval(() => {
+                    if (w.closed) { clearInterval(check); setTimeout(() => done(heard), 300); }
+                }, 50);
+            })""",
+            f"{live_server.url}/auth/?site=static&lang=en&handoff={name}",
+        )
+        assert heard == []
+        assert take(live_server, secret).status_code == 204
+        # A browser the window never signed in: the reader goes to the provider in it.
+        context.clear_cookies()
         with context.expect_page() as opened:
             page.evaluate(
                 """([url, name]) => {

@@ -23,25 +23,27 @@ from tests.smtp_server import smtp_server  # noqa: F401  (fixture)
 LINK = re.compile(r"https?://\S+/auth/email/link\?token=\S+")
 
 
-def serve_static_page(live_server, *, sso: str = "", **site):
-    """A static page on 127.0.0.1 (the service is on localhost) with the two tags and nothing
-    else (``sso``: a payload the page was rendered with, as ``data-sso``), its site allowing
-    that origin; returns the page's URL and the server."""
+def serve_static_page(live_server, *, sso: str = "", host: str = "127.0.0.1", key: str = "static", **site):
+    """A static blog on ``host`` (the service is on localhost: another site) with the two tags
+    on each page and nothing else, each page's key its path (``sso``: a payload the pages were
+    rendered with, as ``data-sso``), its site (``key``) allowing that origin; returns the URL
+    of its page ``/post-1`` and the server."""
 
     def app(environ, start_response):
         attribute = f" data-sso='{sso}'" if sso else ""
+        page_key = environ["PATH_INFO"].strip("/") or "post-1"
         html = (
             "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>A static blog</title></head>"
-            "<body><h1>A post on a static blog</h1><p>Words.</p>"
-            f"<div data-comments data-site='static' data-key='post-1'{attribute}></div>"
+            f"<body><h1>A post on a static blog: {page_key}</h1><p>Words.</p>"
+            f"<div data-comments data-site='{key}' data-key='{page_key}'{attribute}></div>"
             f"<script src='{live_server.url}/static/comments/embed.js' async></script></body></html>"
         )
         start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
         return [html.encode()]
 
-    server = make_host_server(app, "127.0.0.1", 0)
-    origin = f"http://127.0.0.1:{server.server_port}"
-    SiteFactory(key="static", name="Static blog", allowed_origins=[origin], **site)
+    server = make_host_server(app, host, 0)
+    origin = f"http://{host}:{server.server_port}"
+    SiteFactory(key=key, name="Static blog", allowed_origins=[origin], **site)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return f"{origin}/post-1", server
 
@@ -55,10 +57,9 @@ def static_host(live_server, transactional_db):
     server.server_close()
 
 
-def test_a_reader_signs_in_by_email_link_in_the_window_and_comments(
-    page, context, live_server, public_url, static_host, smtp_server, shot
-):
-    page.goto(static_host)
+def sign_in_by_email(page, context, live_server, smtp_server, shot=None):
+    """Click "Sign in" in the widget on ``page``, ask for a link in the window, open the link
+    from the e-mail in a tab of its own, as a mail program does; the window closes."""
     widget = page.frame_locator("iframe")
     sign_in = widget.get_by_role("button", name="Sign in")
 
@@ -71,7 +72,8 @@ def test_a_reader_signs_in_by_email_link_in_the_window_and_comments(
     type_into(window.get_by_label("Your name, shown with your comments"), "Ada Lovelace")
     click(window.get_by_role("button", name="Email me a sign-in link"))
     assert_seen_by_a_person(window.get_by_role("heading", name="Check your email"))
-    shot(window, "window-waiting")
+    if shot:
+        shot(window, "window-waiting")
 
     (message,) = smtp_server.wait_for(1)
     (link,) = LINK.findall(message.get_content())
@@ -85,6 +87,28 @@ def test_a_reader_signs_in_by_email_link_in_the_window_and_comments(
             break
         tab.wait_for_timeout(100)
     assert window.is_closed(), "the sign-in window stayed open"
+    tab.close()
+
+
+def sign_out(page, token: ApiToken) -> None:
+    """Click "Sign out" in the widget on ``page``: the frame shows "Sign in" again, and the
+    token is revoked on the service, not only forgotten in the frame's memory."""
+    widget = page.frame_locator("iframe")
+    click(widget.get_by_role("button", name="Sign out"))
+    assert_seen_by_a_person(widget.get_by_role("button", name="Sign in"))
+    for _ in range(50):
+        if not ApiToken.objects.filter(pk=token.pk).exists():
+            break
+        page.wait_for_timeout(100)
+    assert not ApiToken.objects.filter(pk=token.pk).exists(), "the token outlived the sign-out"
+
+
+def test_a_reader_signs_in_by_email_link_in_the_window_and_comments(
+    page, context, live_server, public_url, static_host, smtp_server, shot
+):
+    page.goto(static_host)
+    widget = page.frame_locator("iframe")
+    sign_in_by_email(page, context, live_server, smtp_server, shot)
 
     me = widget.locator("#cw-me")
     assert_seen_by_a_person(me)
@@ -103,14 +127,65 @@ def test_a_reader_signs_in_by_email_link_in_the_window_and_comments(
     assert [p for p in page.problems if "favicon" not in p] == []
 
     assert ApiToken.objects.filter(user=comment.author).count() == 1
-    click(widget.get_by_role("button", name="Sign out"))
-    assert_seen_by_a_person(widget.get_by_role("button", name="Sign in"))
-    # Signing out revoked the token on the service, not only in the frame's memory.
-    for _ in range(50):
-        if not ApiToken.objects.filter(user=comment.author).exists():
-            break
-        page.wait_for_timeout(100)
-    assert not ApiToken.objects.filter(user=comment.author).exists(), "the token outlived the sign-out"
+    sign_out(page, ApiToken.objects.get(user=comment.author))
+
+
+def test_a_reader_stays_signed_in_on_that_blog_alone_until_they_sign_out(
+    page, context, live_server, public_url, static_host, smtp_server, shot
+):
+    """The frame keeps the sign-in in cookies partitioned under the blog's site (CHIPS): a
+    reload, another post and a new tab keep the reader; another blog, under another site,
+    shows the frame nothing of it; "Sign out" ends it everywhere."""
+    other_url, other_server = serve_static_page(
+        live_server, host="127.0.0.2", key="other", sso_secret="", signin_sso=False
+    )
+    try:
+        page.goto(static_host)
+        sign_in_by_email(page, context, live_server, smtp_server)
+        widget = page.frame_locator("iframe")
+        expect(widget.locator("#cw-me")).to_contain_text("Signed in as Ada Lovelace (via email)")
+        token = ApiToken.objects.get()
+
+        def signed_in_as_ada(tab):
+            me = tab.frame_locator("iframe").locator("#cw-me")
+            assert_seen_by_a_person(me)
+            expect(me).to_contain_text("Signed in as Ada Lovelace (via email)")
+            expect(tab.frame_locator("iframe").get_by_role("button", name="Sign in")).to_be_hidden()
+            assert_seen_by_a_person(tab.frame_locator("iframe").get_by_label("Your comment"))
+
+        page.reload()
+        signed_in_as_ada(page)
+        page.goto(static_host.replace("/post-1", "/post-2"))
+        signed_in_as_ada(page)
+        type_into(widget.get_by_label("Your comment"), "Still signed in on another post.")
+        click(widget.get_by_role("button", name="Post"))
+        assert_seen_by_a_person(widget.locator(".cw-c", has_text="Still signed in on another post."))
+        assert Comment.objects.get().subject.key == "post-2"
+
+        new_tab = context.new_page()
+        new_tab.goto(static_host.replace("/post-1", "/post-3"))
+        signed_in_as_ada(new_tab)
+        shot(new_tab, "still-signed-in-in-a-new-tab")
+
+        # Another blog: a stranger there, and its frame does not even ask.
+        asked = []
+        new_tab.on("request", lambda request: asked.append(request.url) if "/auth/session" in request.url else None)
+        new_tab.goto(other_url)
+        stranger = new_tab.frame_locator("iframe")
+        assert_seen_by_a_person(stranger.get_by_role("button", name="Sign in"))
+        expect(stranger.locator("#cw-me")).to_be_hidden()
+        new_tab.wait_for_timeout(500)  # a resume would have been asked at load
+        assert asked == []
+        shot(new_tab, "a-stranger-on-another-blog")
+        new_tab.close()
+
+        sign_out(page, token)
+        page.reload()
+        assert_seen_by_a_person(page.frame_locator("iframe").get_by_role("button", name="Sign in"))
+        expect(page.frame_locator("iframe").locator("#cw-me")).to_be_hidden()
+    finally:
+        other_server.shutdown()
+        other_server.server_close()
 
 
 def test_a_token_from_any_window_but_the_one_the_frame_opened_is_refused(page, context, static_host):
