@@ -20,6 +20,7 @@ from comments.models import Site, User
 
 from . import queries, services
 from .formats import FormatError
+from .keys import ImportOptions, KeyFrom, OptionError
 from .models import ImportFormat, ImportRun, SitePrivacy
 
 
@@ -29,13 +30,51 @@ class ImportForm(forms.Form):
     file = forms.FileField(
         help_text="The export as the other system gives it (.gz too, but Isso's database). Big files: use the import_comments command."
     )
+    map_url = forms.CharField(
+        label="Move URLs",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+        help_text="One OLD=NEW a line, as the command's --map-url: an OLD ending with / moves every URL under it "
+        "(the longest wins), else one URL; NEW is an http(s) URL.",
+    )
+    key_from = forms.ChoiceField(
+        label="Keys from",
+        required=False,
+        choices=[
+            ("", "the identifier where the site named the page, else the URL's path (default)"),
+            (KeyFrom.PATH, "the URL's path (the widget's default key)"),
+            (KeyFrom.URL, "the whole URL"),
+            (KeyFrom.ID, "the thread's id in the source"),
+        ],
+    )
+
+    def clean(self):
+        data = super().clean() or {}
+        try:
+            data["options"] = ImportOptions.parse(
+                map_url=(data.get("map_url") or "").splitlines(), key_from=data.get("key_from") or None
+            )
+        except OptionError as exc:
+            self.add_error("map_url", str(exc))
+        return data
 
 
 @admin.register(ImportRun)
 class ImportRunAdmin(ReadOnlyAdmin):
     list_display = ("id", "site", "format", "source_name", "state", "imported", "skipped", "started_by", "created_at")
     list_filter = ("state", "format", "site")
-    fields = ("site", "format", "source_name", "state", "started_by", "created_at", "finished_at", "report", "error")
+    fields = (
+        "site",
+        "format",
+        "source_name",
+        "how",
+        "state",
+        "started_by",
+        "created_at",
+        "finished_at",
+        "report",
+        "error",
+    )
     readonly_fields = fields
 
     @admin.display(description="imported")
@@ -45,6 +84,14 @@ class ImportRunAdmin(ReadOnlyAdmin):
     @admin.display(description="skipped")
     def skipped(self, run):
         return sum(run.summary.get("skipped", {}).values()) if run.summary else ""
+
+    @admin.display(description="options")
+    def how(self, run):
+        rules = run.options.get("map_url") or []
+        key_from = run.options.get("key_from") or "default"
+        return format_html_join(
+            "", "<div>{}</div>", [(f"keys from: {key_from}",), *((f"--map-url {r}",) for r in rules)]
+        )
 
     @admin.display(description="summary")
     def report(self, run):
@@ -66,6 +113,7 @@ class ImportRunAdmin(ReadOnlyAdmin):
                         path=path,
                         actor=request.user,
                         source_name=upload.name,
+                        options=form.cleaned_data["options"],
                     )
                 except (FormatError, services.ImportBusy) as exc:
                     self.message_user(request, f"Nothing imported: {exc}", messages.ERROR)

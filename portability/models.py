@@ -38,6 +38,8 @@ class ImportRun(models.Model):
     site = models.ForeignKey("comments.Site", on_delete=models.CASCADE, related_name="+")
     format = models.CharField(max_length=16, choices=ImportFormat.choices)
     source_name = models.CharField(max_length=255, blank=True)
+    # How threads became subjects: {"map_url": ["OLD=NEW", ...], "key_from": "path"|"url"|"id"|""}.
+    options = models.JSONField(default=dict, blank=True)
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

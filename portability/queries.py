@@ -1,6 +1,7 @@
 """Every read of the portability app: a site's export (JSON lines or Disqus XML) and a user's own
 data, each streamed as bytes a chunk at a time (keyset pages of a few thousand rows), so memory
-stays bounded whatever the size of the site or of the user's history.
+stays bounded whatever the size of the site or of the user's history; and where an import would
+put each thread of a file (``import_preview``, the import's dry run).
 
 The JSON lines export is documented in docs/API.md ("Site export"); importing it
 (``import_comments --format json``) into an empty site rebuilds the same site.
@@ -9,7 +10,9 @@ The JSON lines export is documented in docs/API.md ("Site export"); importing it
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from xml.sax.saxutils import escape, quoteattr
 
@@ -18,11 +21,15 @@ from django.utils import timezone as django_timezone
 
 from comments import hooks
 from comments.models import Comment, CommentContent, ExternalIdentity, Follow, Site, Status, Subject, User
+from comments.queries import subject_ids_by_key
 from infra import encoding
 from likes.models import Like
 from moderation.models import AuditEntry, Report, Sanction
 
+from . import formats
 from .formats.native import FORMAT_NAME, VERSION
+from .keys import ImportOptions
+from .models import ImportedItem, ItemKind
 from .sql import fetch, row_time, table
 
 PAGE = 2_000
@@ -441,3 +448,117 @@ def users_comment_counts(*, user_ids: list[int]) -> dict[int, int]:
     """How many comments each of the users wrote (every status), for telling candidates apart."""
     counted = Comment.objects.filter(author_id__in=user_ids).values("author_id").annotate(n=Count("pk"))
     return {row["author_id"]: row["n"] for row in counted}
+
+
+# --- an import's threads and the subjects they go to ------------------------------------------
+
+
+def subjects_found(*, site: Site, keys: set[str], urls: set[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """The site's subjects with one of ``keys`` (by key) and with one of ``urls`` (by URL, the
+    oldest of those sharing one): what an import's threads may join."""
+    by_key = subject_ids_by_key(site=site, keys=keys)
+    by_url: dict[str, int] = {}
+    if urls:
+        for url, pk in Subject.objects.filter(site=site, url__in=urls).order_by("pk").values_list("url", "pk"):
+            by_url.setdefault(url, pk)
+    return by_key, by_url
+
+
+def subject_of_thread(keys: list[str], url: str, by_key: dict[str, int], by_url: dict[str, int]) -> int | None:
+    """The existing subject a thread joins: the one of its best candidate key, else the one at its
+    URL; None for a new one."""
+    return next((by_key[k] for k in keys if k in by_key), None) or by_url.get(url)
+
+
+@dataclass(slots=True)
+class PlannedThread:
+    """Where an import would put one thread of the file, and how many comments it brings."""
+
+    source_id: str
+    action: str  # "create", "join" (an existing subject, or one made for an earlier thread), "imported before"
+    key: str
+    url: str
+    title: str
+    comments: int = 0
+    subject_id: int | None = None  # the existing subject, if any
+
+
+@dataclass
+class ImportPreview:
+    """What ``import_comments --dry-run`` prints: every thread of the file and its subject."""
+
+    site: Site
+    threads: list[PlannedThread] = field(default_factory=list)
+    comments_without_thread: int = 0  # comments whose thread is not in the file
+    skipped: int = 0  # records the import would skip (it says why)
+
+    def lines(self) -> list[str]:
+        out = [f"dry run: nothing written; site {self.site.key!r}"]
+        out += [
+            f"{t.action}: key {t.key!r} url {t.url or '-'!r} title {t.title!r}: {t.comments:,} comments "
+            f"(thread {t.source_id})"
+            for t in self.threads
+        ]
+        made = sum(t.action == "create" for t in self.threads)
+        out.append(
+            f"{len(self.threads):,} threads: {made:,} new subjects; "
+            f"{sum(t.comments for t in self.threads):,} comments in them; "
+            f"{self.comments_without_thread:,} comments of threads not in the file; {self.skipped:,} records skipped"
+        )
+        return out
+
+
+def import_preview(*, site: Site, format: str, path: str, options: ImportOptions) -> ImportPreview:
+    """Where an import of the file with ``options`` would put each thread (as
+    ``services.import_file`` decides it), reading the file and the database and writing
+    nothing. Holds one entry per thread of the file in memory. Raises ``formats.FormatError``."""
+    reader = formats.reader_for(format, path)
+    preview = ImportPreview(site=site)
+    planned: dict[str, PlannedThread] = {}
+    keys_of: dict[str, list[str]] = {}
+    comments: Counter[str] = Counter()
+    for record in reader.records():
+        if isinstance(record, formats.Thread):
+            if record.source_id not in planned:
+                keys, url = options.subject_of(record, identifier_is_key=reader.identifier_is_key)
+                planned[record.source_id] = PlannedThread(record.source_id, "create", keys[0], url, record.title)
+                keys_of[record.source_id] = keys
+        elif isinstance(record, formats.Comment):
+            comments[record.thread_id] += 1
+        else:
+            preview.skipped += 1
+    preview.comments_without_thread = sum(n for thread_id, n in comments.items() if thread_id not in planned)
+    made: dict[str, PlannedThread] = {}  # new subjects by key, as the import makes them
+    threads = list(planned.values())
+    for start in range(0, len(threads), PAGE):
+        batch = threads[start : start + PAGE]
+        imported = dict(
+            ImportedItem.objects.filter(
+                site=site, source=reader.name, kind=ItemKind.THREAD, source_id__in=[t.source_id for t in batch]
+            ).values_list("source_id", "target_id")
+        )
+        fresh = [t for t in batch if t.source_id not in imported]
+        by_key, by_url = subjects_found(
+            site=site, keys={k for t in fresh for k in keys_of[t.source_id]}, urls={t.url for t in fresh if t.url}
+        )
+        for thread in batch:
+            thread.comments = comments[thread.source_id]
+            if thread.source_id in imported:
+                thread.action, thread.subject_id = "imported before", imported[thread.source_id]
+                continue
+            thread.subject_id = subject_of_thread(keys_of[thread.source_id], thread.url, by_key, by_url)
+            if thread.subject_id is None and thread.key in made:
+                thread.action, thread.url, thread.title = "join", made[thread.key].url, made[thread.key].title
+            elif thread.subject_id is None:
+                made[thread.key] = thread
+            else:
+                thread.action = "join"
+        existing = {t.subject_id for t in batch if t.subject_id is not None}
+        for pk, key, url, title in Subject.objects.filter(site=site, pk__in=existing).values_list(
+            "pk", "key", "url", "title"
+        ):
+            for thread in batch:
+                if thread.subject_id == pk:
+                    thread.key, thread.url, thread.title = key, url, title
+    preview.threads = threads
+    return preview

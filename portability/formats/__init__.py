@@ -29,8 +29,6 @@ from .records import (
     http_url,
     open_binary,
     parse_time,
-    subject_keys,
-    url_keys,
 )
 
 __all__ = [
@@ -53,8 +51,6 @@ __all__ = [
     "open_binary",
     "parse_time",
     "reader_for",
-    "subject_keys",
-    "url_keys",
 ]
 
 

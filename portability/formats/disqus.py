@@ -30,10 +30,7 @@ from .records import (
     clean_ip,
     clean_text,
     fit_id,
-    http_url,
     parse_time,
-    subject_keys,
-    url_keys,
 )
 from .xmlstream import elements, flag, namespace, release
 
@@ -68,8 +65,9 @@ class DisqusReader(Reader):
         link = clean_text(elem.findtext(ns + "link")).strip()
         return Thread(
             source_id=source_id,
-            keys=subject_keys([identifier, *url_keys(link)], f"disqus:{source_id}"),
-            url=http_url(link),
+            identifier=identifier,
+            address=link,
+            fallback=f"disqus:{source_id}",
             title=clean_text(elem.findtext(ns + "title")).strip()[:300],
             closed=bool(flag(elem.findtext(ns + "isClosed"))),
             created_at=parse_time(elem.findtext(ns + "createdAt")),

@@ -26,9 +26,6 @@ from .records import (
     Thread,
     clean_ip,
     clean_text,
-    http_url,
-    subject_keys,
-    url_keys,
 )
 
 MODES = {1: Status.PUBLISHED, 2: Status.PENDING, 4: Status.DELETED}
@@ -67,10 +64,13 @@ class IssoReader(Reader):
             raise FormatError(f"this is not an Isso database: its comments table has no {', '.join(missing)}")
         for thread_id, uri, title in db.execute("SELECT id, uri, title FROM threads ORDER BY id"):
             uri = clean_text(uri).strip()
+            # Isso's uri is the page's path (its client's default), or the data-isso-id a page set.
+            is_address = uri.startswith(("/", "http://", "https://"))
             yield Thread(
                 source_id=str(thread_id),
-                keys=subject_keys(url_keys(uri), f"isso:{thread_id}"),
-                url=http_url(uri),
+                identifier="" if is_address else uri,
+                address=uri if is_address else "",
+                fallback=f"isso:{thread_id}",
                 title=clean_text(title).strip()[:300],
             )
         rows = db.execute(f"SELECT {', '.join(COMMENT_COLUMNS)} FROM comments ORDER BY id")

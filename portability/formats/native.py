@@ -74,8 +74,9 @@ class NativeReader(Reader):
         mode = value["mode"] if value.get("mode") in Mode.values else ""
         return Thread(
             source_id=source_id,
-            keys=[key],
-            url=http_url(value.get("url") or ""),
+            identifier=key,
+            address=http_url(value.get("url") or ""),
+            fallback=key,
             title=_text(value.get("title"), 300),
             closed=value.get("state") == SubjectState.CLOSED,
             mode=mode,

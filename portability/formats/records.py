@@ -10,7 +10,6 @@ import ipaddress
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from urllib.parse import urlsplit
 
 from comments.models import Status, Visibility
 from comments.names import clean_display_name
@@ -33,9 +32,13 @@ class Author:
 
 @dataclass(slots=True)
 class Thread:
+    """A page with comments, as the source knows it. Its subject's key and URL come from these
+    and the import's options (``portability.keys``)."""
+
     source_id: str
-    keys: list[str]  # candidate subject keys, best first; the first is used for a new subject
-    url: str = ""
+    identifier: str = ""  # what the site or the source named the page by (Disqus's <id>), if anything
+    address: str = ""  # the page: its URL (or its path, for Isso), as the source holds it
+    fallback: str = ""  # the key when there is neither (a source's own thread id, as "disqus:<id>")
     title: str = ""
     closed: bool = False
     mode: str = ""  # "" for the site's default
@@ -82,6 +85,7 @@ class Reader:
 
     path: str
     threads_explicit = True  # False: threads are named by their comments (one record per sighting)
+    identifier_is_key = True  # a thread's identifier is its subject key unless the import says otherwise
     name = ""
 
     def records(self) -> Iterator[Record]:
@@ -147,23 +151,6 @@ def clean_ip(value) -> str | None:
 def http_url(value: str) -> str:
     value = clean_text(value).strip()
     return value[:2000] if value.startswith(("http://", "https://")) else ""
-
-
-def subject_keys(candidates, fallback: str) -> list[str]:
-    """The candidate subject keys that can be keys (1..255 characters), best first, else
-    ``fallback``."""
-    keys = [k for k in dict.fromkeys(candidates) if k and len(k) <= 255]
-    return keys or [fallback[:255]]
-
-
-def url_keys(url: str) -> list[str]:
-    """Subject keys a page at ``url`` may already have: the URL itself and its path."""
-    keys = [url] if url else []
-    if url.startswith(("http://", "https://")):
-        path = urlsplit(url).path
-        if path and path != url:
-            keys.append(path)
-    return keys
 
 
 def parse_time(value) -> datetime | None:

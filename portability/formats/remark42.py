@@ -33,8 +33,6 @@ from .records import (
     fit_id,
     http_url,
     parse_time,
-    subject_keys,
-    url_keys,
 )
 
 SEEN_THREADS = 10_000  # pages remembered to avoid a thread record per comment (a bounded set)
@@ -77,8 +75,8 @@ class Remark42Reader(Reader):
                 seen.add(thread_id)
                 yield Thread(
                     source_id=thread_id,
-                    keys=subject_keys(url_keys(url), thread_id),
-                    url=http_url(url),
+                    address=url,
+                    fallback=thread_id,
                     title=clean_text(value.get("title")).strip()[:300],
                     closed=url in read_only,
                 )

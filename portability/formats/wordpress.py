@@ -28,10 +28,7 @@ from .records import (
     clean_ip,
     clean_text,
     fit_id,
-    http_url,
     parse_time,
-    subject_keys,
-    url_keys,
 )
 from .xmlstream import elements, namespace, release
 
@@ -48,6 +45,7 @@ STATUSES = {
 
 class WordPressReader(Reader):
     name = "wordpress"
+    identifier_is_key = False  # a post id, not what a page names its discussion by
 
     def records(self) -> Iterator[Record]:
         comments_in_item = 0
@@ -84,12 +82,12 @@ class WordPressReader(Reader):
         if not post_id:
             return None  # its comments were reported
         link = clean_text(item.findtext("link")).strip()
-        guid = clean_text(item.findtext("guid")).strip()
         ns = next((namespace(c.tag) for c in item if isinstance(c.tag, str) and c.tag.endswith("}post_id")), "")
         return Thread(
             source_id=post_id,
-            keys=subject_keys([*url_keys(link), *url_keys(guid)[:1]], f"wordpress:{post_id}"),
-            url=http_url(link),
+            identifier=post_id,
+            address=link,
+            fallback=f"wordpress:{post_id}",
             title=clean_text(item.findtext("title")).strip()[:300],
             closed=(item.findtext(ns + "comment_status") or "").strip() == "closed",
             created_at=parse_time(item.findtext(ns + "post_date_gmt")) or parse_time(item.findtext(ns + "post_date")),

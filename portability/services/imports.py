@@ -31,6 +31,7 @@ from comments.services import NewComment, comment_place, comments_store
 
 from .. import formats
 from ..ids import history_id
+from ..keys import ImportOptions
 from ..markup import to_markdown
 from ..models import ImportedItem, ImportRun, ItemKind, RunState
 from ..sql import among, analyze, fetch, insert_rows, param_time, table
@@ -54,16 +55,30 @@ def import_file(
     source_name: str = "",
     progress: Progress | None = None,
     workers: int = 1,
+    options: ImportOptions | None = None,
 ) -> ImportSummary:
     """Import a file of ``format`` into ``site``; idempotent (see the module's docstring).
+    ``options``: how threads become subjects (URL remaps, what keys are made from; kept on the
+    run); threads imported before stay on their subjects whatever the options (the summary
+    notes those the options would have keyed or addressed otherwise).
     Raises ``formats.FormatError`` (nothing imported) for a file that cannot be read as
     ``format``, ``ImportBusy`` while another import into the site runs. A run that fails
     midway keeps the batches it committed; running it again imports the rest. ``workers``:
     processes converting and rendering bodies (forked: for a command, not a web worker)."""
     reader = formats.reader_for(format, path)
+    options = options or ImportOptions()
     with _site_import_lock(site):
-        run = ImportRun.objects.create(site=site, format=format, source_name=source_name[:255], started_by=actor)
-        job = _ImportJob(site=site, run=run, reader=reader, progress=progress or (lambda *args: None), workers=workers)
+        run = ImportRun.objects.create(
+            site=site, format=format, source_name=source_name[:255], started_by=actor, options=options.as_dict()
+        )
+        job = _ImportJob(
+            site=site,
+            run=run,
+            reader=reader,
+            progress=progress or (lambda *args: None),
+            workers=workers,
+            options=options,
+        )
         job.summary.run_id = run.pk
         try:
             job.execute()
@@ -81,7 +96,7 @@ def import_file(
         site_id=site.pk,
         actor=actor,
         action="data_import",
-        reason=f"{format} {source_name}: " + "; ".join(job.summary.lines()[1:]),
+        reason=f"{format} {source_name}{options.describe()}: " + "; ".join(job.summary.lines()[1:]),
     )
     return job.summary
 
@@ -143,13 +158,24 @@ class _Node:
 
 
 class _ImportJob:
-    def __init__(self, *, site: Site, run: ImportRun, reader: formats.Reader, progress: Progress, workers: int = 1):
+    def __init__(
+        self,
+        *,
+        site: Site,
+        run: ImportRun,
+        reader: formats.Reader,
+        progress: Progress,
+        workers: int = 1,
+        options: ImportOptions,
+    ):
         self.site, self.run, self.reader, self.progress = site, run, reader, progress
         self.workers = workers
         self.source = reader.name
         self.summary = ImportSummary(format=reader.name)
         self.started = time.monotonic()
-        self.staged = StagedRun(site=site, run=run, reader=reader, summary=self.summary, progress=progress)
+        self.staged = StagedRun(
+            site=site, run=run, reader=reader, summary=self.summary, progress=progress, options=options
+        )
         self.authors = Authors(site, self.summary)
         self.subjects: dict[str, int] = {}  # thread source id -> subject id
         self.last_id = 0

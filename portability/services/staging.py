@@ -11,6 +11,7 @@ from datetime import datetime
 from comments.models import Site
 
 from .. import formats
+from ..keys import ImportOptions
 from ..models import ImportedItem, ImportRun, ItemKind, StagedRecord
 from ..sql import analyze, execute, fetch, insert_rows, row_time, table
 from .summary import EXAMPLES, ImportSummary, Progress
@@ -49,16 +50,20 @@ STAGED_COLUMNS = (
 )
 
 
-def staged_row(run_id: int, seq: int, record: formats.Thread | formats.Comment) -> tuple:
+def staged_row(
+    run_id: int, seq: int, record: formats.Thread | formats.Comment, subject: tuple[list[str], str] = ([], "")
+) -> tuple:
+    """A record as staged; a thread with its ``subject``: its candidate keys and URL
+    (``ImportOptions.subject_of``)."""
     if isinstance(record, formats.Thread):
-        keys = "\n".join(k.replace("\n", " ") for k in record.keys)
+        keys, url = subject
         return (
             run_id,
             seq,
             ItemKind.THREAD,
             record.source_id,
-            keys,
-            record.url,
+            "\n".join(k.replace("\n", " ") for k in keys),
+            url,
             record.title,
             record.closed,
             record.mode,
@@ -147,9 +152,17 @@ class StagedRun:
     """The staged rows of one import run: written from the file, sifted, read back, deleted."""
 
     def __init__(
-        self, *, site: Site, run: ImportRun, reader: formats.Reader, summary: ImportSummary, progress: Progress
+        self,
+        *,
+        site: Site,
+        run: ImportRun,
+        reader: formats.Reader,
+        summary: ImportSummary,
+        progress: Progress,
+        options: ImportOptions,
     ):
         self.site, self.run, self.reader, self.summary, self.progress = site, run, reader, summary, progress
+        self.options = options
         self.source = reader.name
         self.table = table(StagedRecord)
         self.items = table(ImportedItem)
@@ -164,6 +177,9 @@ class StagedRun:
         for seq, record in enumerate(self.reader.records(), 1):
             if isinstance(record, formats.Skipped):
                 self.summary.skip(record.reason, record.where)
+            elif isinstance(record, formats.Thread):
+                subject = self.options.subject_of(record, identifier_is_key=self.reader.identifier_is_key)
+                rows.append(staged_row(self.run.pk, seq, record, subject))
             else:
                 rows.append(staged_row(self.run.pk, seq, record))
                 if len(rows) >= STAGE_BATCH:

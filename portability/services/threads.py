@@ -1,15 +1,18 @@
 """An import's threads become subjects: each the subject with its key or URL, found or created
-(by ``comments.services.subjects_create``, with its key's row)."""
+(by ``comments.services.subjects_create``, with its key's row). A thread imported before stays on
+its subject, whatever key and URL the options of this import give it: a key is how a live page
+finds its discussion, so a re-import never moves one (the summary notes each thread the options
+would have put elsewhere)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from comments.models import Subject, SubjectState
-from comments.queries import subject_ids_by_key
 from comments.services import subjects_create
 
 from ..models import ImportedItem, ItemKind
+from ..queries import subject_of_thread, subjects_found
 from ..sql import execute, fetch, insert_rows, row_time
 from .staging import StagedRun
 from .summary import remember
@@ -29,6 +32,7 @@ def place_threads(staged: StagedRun, subjects: dict[str, int]) -> None:
             f"DELETE FROM {staged.table} WHERE run_id = %s AND kind = %s AND {staged.duplicates(T)}", [staged.run.pk, T]
         )
     condition, params = staged.imported(T, "source_id")
+    _note_known_elsewhere(staged, condition, params)
     staged.summary.subjects_known += execute(
         f"DELETE FROM {staged.table} WHERE run_id = %s AND kind = %s AND {condition}", [staged.run.pk, T, *params]
     )
@@ -51,13 +55,9 @@ def _subjects_for(staged: StagedRun, subjects: dict[str, int], rows: list[tuple]
         (source_id, keys.split("\n"), url, title, closed, mode, row_time(created))
         for _, source_id, keys, url, title, closed, mode, created in rows
     ]
-    every_key = {k for t in threads for k in t[1]}
-    urls = {t[2] for t in threads if t[2]}
-    by_key = subject_ids_by_key(site=staged.site, keys=every_key)
-    by_url: dict[str, int] = {}
-    if urls:
-        for url, pk in Subject.objects.filter(site=staged.site, url__in=urls).order_by("pk").values_list("url", "pk"):
-            by_url.setdefault(url, pk)
+    by_key, by_url = subjects_found(
+        site=staged.site, keys={k for t in threads for k in t[1]}, urls={t[2] for t in threads if t[2]}
+    )
     new: dict[str, Subject] = {}
     dates: dict[str, datetime] = {}
     for _source_id, keys, url, title, closed, mode, created in threads:
@@ -82,13 +82,50 @@ def _subjects_for(staged: StagedRun, subjects: dict[str, int], rows: list[tuple]
     taken: set[int | None] = set()
     mapping = []
     for source_id, keys, url, *_ in threads:
-        subject_id = next((by_key[k] for k in keys if k in by_key), None) or by_url.get(url)
+        subject_id = subject_of_thread(keys, url, by_key, by_url)
         if keys[0] not in new or subject_id in taken:
             staged.summary.subjects_matched += 1
         taken.add(subject_id)
         mapping.append((staged.site.pk, staged.source, ItemKind.THREAD, source_id, subject_id))
         remember(subjects, source_id, subject_id)
     insert_rows(ImportedItem, ("site_id", "source", "kind", "source_id", "target_id"), mapping)
+
+
+def _note_known_elsewhere(staged: StagedRun, imported: str, params: list) -> None:
+    """Note the threads imported before whose subject has another key, or another URL, than
+    this import's options give them (options changed since: they are left where they are)."""
+    after = 0
+    while True:
+        rows = fetch(
+            f"SELECT seq, source_id, keys, url, (SELECT m.target_id FROM {staged.items} m WHERE m.site_id = %s "
+            f"AND m.source = %s AND m.kind = %s AND m.source_id = {staged.table}.source_id) FROM {staged.table} "
+            f"WHERE run_id = %s AND kind = %s AND seq > %s AND {imported} ORDER BY seq LIMIT {THREAD_BATCH}",
+            [*params, staged.run.pk, ItemKind.THREAD, after, *params],
+        )
+        if not rows:
+            return
+        after = rows[-1][0]
+        stored = {
+            pk: (key, url)
+            for pk, key, url in Subject.objects.filter(site=staged.site, pk__in={r[4] for r in rows}).values_list(
+                "pk", "key", "url"
+            )
+        }
+        for _, source_id, keys, url, subject_id in rows:
+            if subject_id not in stored:
+                continue  # its subject was removed since
+            key, subject_url = stored[subject_id]
+            wanted = keys.split("\n")[0]
+            if key != wanted:
+                staged.summary.note(
+                    "imported before under another key: left on its subject",
+                    f"thread {source_id} on {key!r}, not {wanted!r}",
+                )
+            if url and subject_url != url:
+                staged.summary.note(
+                    "imported before with another URL: left as it was",
+                    f"thread {source_id} at {subject_url!r}, not {url!r}",
+                )
 
 
 def _date_subjects(dates: dict[int, datetime]) -> None:

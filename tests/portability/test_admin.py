@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from comments.models import Comment
+from comments.models import Comment, Subject
 from portability.models import ImportRun
 
 from ..factories import SiteFactory, UserFactory
@@ -45,6 +45,52 @@ def test_an_upload_that_cannot_be_read_says_why_and_imports_nothing(staff_client
     assert response.status_code == 200
     assert "Nothing imported: this is not a WordPress export" in response.content.decode()
     assert not Comment.objects.exists()
+
+
+def test_an_upload_takes_url_remaps_and_the_key_choice_and_its_run_keeps_them(staff_client):
+    site = SiteFactory(key="moved")
+    with open(fixture_path("disqus-moved.xml"), "rb") as export:
+        response = staff_client.post(
+            ADD,
+            {
+                "site": site.pk,
+                "format": "disqus",
+                "file": upload("export.xml", export.read()),
+                "map_url": "https://old.example.com/=https://example.com/\r\n"
+                "https://old.example.com/blog/=https://example.com/posts/\r\n",
+                "key_from": "path",
+            },
+        )
+    run = ImportRun.objects.get()
+    assert response.status_code == 302
+    assert run.options == {
+        "map_url": [
+            "https://old.example.com/=https://example.com/",
+            "https://old.example.com/blog/=https://example.com/posts/",
+        ],
+        "key_from": "path",
+    }
+    notes = Subject.objects.get(site=site, key="/posts/2020/notes/")
+    assert notes.url == "https://example.com/posts/2020/notes/?utm_source=feed"
+    page = staff_client.get(response["Location"]).content.decode()
+    assert "keys from: path" in page and "--map-url https://old.example.com/blog/=https://example.com/posts/" in page
+
+
+def test_an_upload_with_a_bad_remap_says_why_and_imports_nothing(staff_client):
+    site = SiteFactory(key="moved")
+    with open(fixture_path("disqus-moved.xml"), "rb") as export:
+        response = staff_client.post(
+            ADD,
+            {
+                "site": site.pk,
+                "format": "disqus",
+                "file": upload("x.xml", export.read()),
+                "map_url": "https://old/=/new/",
+            },
+        )
+    assert response.status_code == 200
+    assert "the new address must be an http:// or https:// URL" in response.content.decode()
+    assert not Comment.objects.exists() and not ImportRun.objects.exists()
 
 
 def test_site_privacy_settings_are_edited_in_the_admin(staff_client):

@@ -26,7 +26,9 @@ def test_disqus_export_imports_threads_as_subjects_and_keeps_the_reply_tree(db):
         SubjectState.OPEN,
     )
     assert hello.created_at == datetime(2019, 3, 1, 9, tzinfo=UTC)
-    chinese = Subject.objects.get(site=site, key="https://blog.example/2020/中文/")  # no identifier: the URL
+    # No identifier: the link's path, as the page's widget asks for it (location.pathname: escaped)
+    chinese = Subject.objects.get(site=site, key="/2020/%E4%B8%AD%E6%96%87/")
+    assert chinese.url == "https://blog.example/2020/中文/"
     assert chinese.state == SubjectState.CLOSED and chinese.title == "中文标题 — unicode"
     assert not Subject.objects.filter(site=site, title="Deleted thread").exists()
 

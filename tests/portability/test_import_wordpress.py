@@ -11,12 +11,13 @@ from ..factories import SiteFactory
 from .conftest import assert_consistent, by_body, counts, fixture_path, run_import, site_shape
 
 
-def test_wordpress_posts_with_comments_become_subjects_keyed_by_their_permalink(db):
+def test_wordpress_posts_with_comments_become_subjects_keyed_by_their_permalinks_path(db):
     site = SiteFactory(key="wp")
     summary = run_import(site, "wordpress", fixture_path("wordpress.xml"))
-    hello = Subject.objects.get(site=site, key="https://wp.example/2018/01/hello-world/")
+    hello = Subject.objects.get(site=site, key="/2018/01/hello-world/")  # the widget's default key there
     assert hello.title == "Hello world!" and hello.state == SubjectState.OPEN
-    second = Subject.objects.get(site=site, key="https://wp.example/2019/second/")
+    assert hello.url == "https://wp.example/2018/01/hello-world/"
+    second = Subject.objects.get(site=site, key="/2019/second/")
     assert second.title == "第二篇文章" and second.state == SubjectState.CLOSED
     assert not Subject.objects.filter(site=site, title="About").exists()  # a page without comments
     assert summary.subjects_created == 2 and summary.imported == 8
