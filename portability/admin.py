@@ -145,6 +145,10 @@ def _summary_lines(summary: dict) -> list[str]:
         for reason, n in summary.get("skipped", {}).items()
     ]
     lines += [f"imported with a change {n:,}: {reason}" for reason, n in summary.get("notes", {}).items()]
+    lines += [
+        f"imported before, left as it is {n:,}: {reason} {summary.get('examples', {}).get(reason, '')}"
+        for reason, n in summary.get("kept", {}).items()
+    ]
     return lines
 
 

@@ -1,6 +1,7 @@
 """Isso's SQLite database file (tables ``threads`` and ``comments``), opened read-only.
 
-A thread is known by its id, its ``uri`` (a path) is the subject key. A comment is known by its
+A thread is known by its id; its ``uri`` is the page's path (what Isso's client sends by
+default) or the ``data-isso-id`` a page set. A comment is known by its
 id and answers ``parent``. ``mode``: 1 -> published, 2 -> pending (Isso's moderation queue),
 4 -> deleted (Isso keeps deleted comments with replies, with their text emptied). Isso has no
 accounts: every author is a guest, known by e-mail, else by name. Texts are Markdown.

@@ -1,9 +1,9 @@
 """Remark42's backup file: JSON lines, gzip-compressed or not. The first line is the site's
 meta record (``{"version": 1, "users": [...], "posts": [...]}``), each further line a comment.
 
-Remark42 has no thread records: a page is its ``locator.url``, which becomes the subject key
-(a page that Remark42's meta marks ``read_only`` becomes a closed subject). A comment is known
-by its ``id`` and answers ``pid``. ``delete`` -> deleted; everything else is published
+Remark42 has no thread records: a page is its ``locator.url``, the thread's address and id (a
+page that Remark42's meta marks ``read_only`` becomes a closed subject). A comment is known by
+its ``id`` and answers ``pid``. ``delete`` -> deleted; everything else is published
 (Remark42 has no queue). Authors are ``remark42:<user id>`` (Remark42's ids name the sign-in
 provider, e.g. ``github_…``). The Markdown the author wrote (``orig``) is imported when the
 backup has it, else the rendered HTML (``text``). Votes are not imported (docs/operations.md,

@@ -1,7 +1,8 @@
 """WordPress's export (WXR: an RSS document with ``wp:`` elements, any of its 1.0-1.2 versions).
 
 Each ``<item>`` (post, page, ...) that has comments becomes a thread, known by its
-``wp:post_id``, with its permalink as the subject key. A ``wp:comment`` is known by its
+``wp:post_id``, at its permalink (its subject is keyed by the permalink's path unless the
+import says otherwise: the post id is no page's key). A ``wp:comment`` is known by its
 ``wp:comment_id`` and answers ``wp:comment_parent`` (0: none). ``wp:comment_approved``: 1 ->
 published, 0 -> pending, spam -> rejected, trash (and post-trashed) -> deleted. Pingbacks and
 trackbacks are not comments and are skipped. Registered users (``wp:comment_user_id`` > 0) are

@@ -39,6 +39,7 @@ class ImportSummary:
     comments: Counter = field(default_factory=Counter)  # imported, by status
     skipped: Counter = field(default_factory=Counter)  # not imported, by reason
     notes: Counter = field(default_factory=Counter)  # imported, with a change, by reason
+    kept: Counter = field(default_factory=Counter)  # threads imported before, left where this import would not put them
     examples: dict = field(default_factory=lambda: defaultdict(list))
     seconds: float = 0.0
 
@@ -48,6 +49,10 @@ class ImportSummary:
 
     def note(self, reason: str, where: str | Sequence[str] = (), count: int = 1) -> None:
         self.notes[reason] += count
+        self._example(reason, where)
+
+    def keep(self, reason: str, where: str | Sequence[str] = (), count: int = 1) -> None:
+        self.kept[reason] += count
         self._example(reason, where)
 
     def _example(self, reason: str, where: str | Sequence[str]) -> None:
@@ -75,6 +80,7 @@ class ImportSummary:
             "imported": self.imported,
             "skipped": dict(self.skipped),
             "notes": dict(self.notes),
+            "kept": dict(self.kept),
             "examples": {k: v for k, v in self.examples.items() if v},
         }
 
@@ -87,7 +93,11 @@ class ImportSummary:
             f"{self.subjects_known:,} imported before",
             f"comments imported: {self.imported:,} ({statuses}); users created: {self.users_created:,}",
         ]
-        for title, counts in (("skipped", self.skipped), ("imported with a change", self.notes)):
+        for title, counts in (
+            ("skipped", self.skipped),
+            ("imported with a change", self.notes),
+            ("imported before, left as they are (other options now)", self.kept),
+        ):
             if counts:
                 out.append(f"{title}: {sum(counts.values()):,}")
                 for reason, n in counts.most_common():

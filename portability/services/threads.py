@@ -117,12 +117,12 @@ def _note_known_elsewhere(staged: StagedRun, imported: str, params: list) -> Non
             key, subject_url = stored[subject_id]
             wanted = keys.split("\n")[0]
             if key != wanted:
-                staged.summary.note(
+                staged.summary.keep(
                     "imported before under another key: left on its subject",
                     f"thread {source_id} on {key!r}, not {wanted!r}",
                 )
             if url and subject_url != url:
-                staged.summary.note(
+                staged.summary.keep(
                     "imported before with another URL: left as it was",
                     f"thread {source_id} at {subject_url!r}, not {url!r}",
                 )

@@ -216,7 +216,8 @@ def test_importing_again_with_other_options_moves_nothing_and_says_which_threads
     assert "thread 7001 on 'https://old.example.com/2019/01/05/hello.html', not '/2019/01/05/hello.html'" in printed
     assert "3 imported before with another URL: left as it was" in printed
     run = ImportRun.objects.latest("pk")
-    assert run.summary["notes"]["imported before under another key: left on its subject"] == 2
+    assert run.summary["kept"]["imported before under another key: left on its subject"] == 2
+    assert not run.summary["notes"]
 
 
 # --- every format ------------------------------------------------------------------------------
