@@ -13,3 +13,11 @@ class PortabilityConfig(AppConfig):
         local=frozenset({"portability_item", "portability_run", "portability_staged"}),
     )
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from comments import hooks
+
+        # "Your data" in the widget, beside the reader's name: download it, or delete the account.
+        hooks.register_widget_part(
+            hooks.WidgetPart(place="user", template="portability/_mydata.html", script="comments/mydata.js")
+        )

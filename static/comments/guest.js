@@ -192,6 +192,10 @@
     if (wasGuest && current !== 'guest') forget();
     const guestCanWrite = !user || current === 'guest';
     form.hidden = !guestCanWrite;
+    // A guest this browser holds is named above ("Ada (guest)"): the form asks only for the
+    // comment, as it does a reader signed in (their name and address stay in its fields).
+    form.querySelector('.cw-guest-intro').hidden = current === 'guest';
+    form.querySelector('.cw-guest-who').hidden = current === 'guest';
     if (current === 'guest') {
       if (mainForm) mainForm.hidden = true;
       field('name').value = user.name;

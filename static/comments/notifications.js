@@ -106,7 +106,8 @@
   });
 
   root.addEventListener('cw:user', (event) => {
-    token = event.detail && event.detail.user ? event.detail.token : null;
+    // A guest has no notifications (none are kept for them): no link they could not use.
+    token = event.detail && event.detail.user && event.detail.via !== 'guest' ? event.detail.token : null;
     box.hidden = !token;
     clearInterval(poll);
     if (!token) { panel.hidden = true; toggle.setAttribute('aria-expanded', 'false'); showCount(0); return; }

@@ -13,6 +13,7 @@
   let token = null;
   let me = null;
   let via = null;
+  let signInAsked = false;  // the host was asked to sign the reader in, at their click
 
   // --- the host page: messages only to and from the site's allowed origin ------------------
   const tell = (msg) => { if (embedded) window.parent.postMessage(msg, parentOrigin); };
@@ -174,7 +175,11 @@
 
   async function login(payload) {
     try {
-      await signedIn({ ...(await api('POST', 'auth/sso', { site: D.site, payload })), via: 'sso' });
+      // Told only when the reader asked for it here ("Sign in"): a host page that signs its
+      // reader in as it loads leaves no "Signed in." line standing above the discussion.
+      const quiet = !signInAsked;
+      signInAsked = false;
+      await signedIn({ ...(await api('POST', 'auth/sso', { site: D.site, payload })), via: 'sso', quiet });
     } catch (err) {
       say(errorText(err), 'top', 'error');
       tell({ type: 'comments:login-failed' });
@@ -232,9 +237,16 @@
     tell({ type: 'comments:user', user: null });
   }
 
+  // The reader deleted their account (mydata.js): its token is gone with it, nothing to revoke.
+  root.addEventListener('cw:erased', (event) => {
+    logout({ revoke: false });
+    say(event.detail.message, 'top');
+  });
+
   const needUser = (where) => {
     if (token) return true;
     say(S.sign_in_first, where);
+    signInAsked = true;
     tell({ type: 'comments:login-request' });
     $('#cw-signin').classList.add('cw-flash');
     return false;
@@ -382,7 +394,9 @@
       const form = boxForm('cw-edit-template', `cw-edit-body-${c.dataset.id}`);
       const area = $('textarea', form);
       area.value = data.body;
+      // The form takes the body's place, and its own buttons the action row's.
       $('.cw-body', c).hidden = true;
+      $('.cw-actions', c).hidden = true;
       $('.cw-body', c).after(form);
       area.focus();
     },
@@ -427,7 +441,7 @@
     cancel(el) {
       const form = el.closest('form');
       const c = form.closest('.cw-c');
-      if (form.dataset.form === 'edit') $('.cw-body', c).hidden = false;
+      if (form.dataset.form === 'edit') { $('.cw-body', c).hidden = false; $('.cw-actions', c).hidden = false; }
       form.remove();
       if (c) $('[data-action]', c)?.focus();
     },

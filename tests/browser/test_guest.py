@@ -56,6 +56,14 @@ def test_a_guest_comments_is_approved_and_edits_from_the_same_browser(page, brow
     expect(posted.locator(".cw-badge-review")).to_have_text("Under review")
     expect(guest_form.locator(".cw-note")).to_have_text("Your comment was posted and is waiting for review.")
     expect(widget.locator("#cw-me")).to_contain_text("Signed in as Grace (guest)")
+    # Held as a guest, the form asks for the comment alone, and nothing a guest cannot use
+    # (notifications, an account's data) is offered.
+    assert_seen_by_a_person(guest_form.get_by_label("Your comment"))
+    expect(guest_form.get_by_label("Your comment")).to_have_value("")
+    expect(guest_form.get_by_label("Name")).to_be_hidden()
+    expect(guest_form.get_by_label("Email")).to_be_hidden()
+    expect(widget.get_by_role("button", name="Notifications")).to_be_hidden()
+    expect(widget.get_by_role("button", name="Your data")).to_be_hidden()
     shot(page, "posted-under-review")
 
     comment = Comment.objects.select_related("author").get()
@@ -98,6 +106,10 @@ def test_a_guest_comments_is_approved_and_edits_from_the_same_browser(page, brow
     expect(posted.locator(".cw-badge-review")).to_have_count(0)
     expect(posted.locator(".cw-badge-guest")).to_have_text("Guest")
     click(posted.get_by_role("button", name="Edit"))
+    # The form's own buttons take the action row's place while it is open.
+    expect(posted.get_by_role("button", name="Reply")).to_be_hidden()
+    assert_seen_by_a_person(posted.get_by_role("button", name="Cancel"))
+    shot(page, "editing")
     type_into(posted.get_by_label("Your comment"), "A guest's first words, edited.")
     click(posted.get_by_role("button", name="Save"))
     edited = widget.locator(".cw-c", has_text="A guest's first words, edited.")

@@ -96,10 +96,11 @@ def no_problems(page):
 
 def signed_in_as(frame, name):
     """Wait until the widget has signed ``name`` in and re-rendered the list for them (their
-    liked flags, their edit buttons): it says "Signed in." only then. Clicking sooner would hit
+    liked flags, their edit buttons). The name is shown as the list's reload starts (it is busy
+    from then on), so the list is theirs once it is no longer busy. Clicking sooner would hit
     the list that is about to be replaced."""
     expect(frame.locator("#cw-me-name")).to_have_text(name)
-    expect(frame.locator("#cw-status")).to_have_text("Signed in.")
+    expect(frame.locator("#cw-list")).to_have_attribute("aria-busy", "false")
 
 
 def wait_until(page, condition, seconds=5):
