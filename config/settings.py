@@ -505,6 +505,12 @@ NOTIFICATIONS_UNSUBSCRIBE_MAILTO = env_str("NOTIFICATIONS_UNSUBSCRIBE_MAILTO", "
 # at most once per NOTIFICATIONS_QUEUE_PERIOD seconds.
 NOTIFICATIONS_QUEUE_THRESHOLD = env_int("NOTIFICATIONS_QUEUE_THRESHOLD", 20)
 NOTIFICATIONS_QUEUE_PERIOD = env_int("NOTIFICATIONS_QUEUE_PERIOD", 24 * 3600)
+# A held comment is emailed to its site's moderators, with approve and reject links: one email
+# per comment while the site holds fewer than this many a day, in their daily digest above it
+# (a site's own choice, SiteModeratorEmail, overrides both; docs/operations.md).
+NOTIFICATIONS_HELD_PER_DAY = env_int("NOTIFICATIONS_HELD_PER_DAY", 20)
+# Days an approve or reject link of such an email works.
+NOTIFICATIONS_DECISION_LINK_DAYS = env_int("NOTIFICATIONS_DECISION_LINK_DAYS", 7)
 
 # Sign-in (accounts/, issue 14). The providers a site may allow, by key (config/env.py,
 # oidc_providers_from_env: GitHub, Google, and OpenID Connect providers by discovery URL).

@@ -16,17 +16,26 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy, ngettext_lazy
 
-from comments.exceptions import InvalidInput, NotFound, PermissionDenied
+from comments.exceptions import CommentsError, InvalidInput, NotFound, PermissionDenied
 from comments.ids import id_floor_at
 from comments.models import GONE_STATUSES, Comment, Status, User
 from comments.queries import is_site_moderator
 from comments.services import comment_lock, comment_set_flags, comment_set_status
 
-from .models import AuditEntry
+from .models import AuditEntry, ReviewTask, TaskState
 from .services import audit_write, reports_dismiss, review_task_claim_check, review_tasks_close
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise
+
+
+class AlreadyDecided(CommentsError):
+    """The decision was asked for a review task that is closed: the comment was decided
+    meanwhile (by anyone, any way), so this decision is not taken."""
+
+    code = "already_decided"
+    status = 409
+    default_message = "This comment was already decided."
 
 
 class ModerationAction:
@@ -35,10 +44,20 @@ class ModerationAction:
     in_bulk = True  # offered for many comments at once in the console's queue
     done: StrOrPromise  # what the console says was done: ngettext_lazy(..., "n") % {"n": how many comments}
 
-    def __init__(self, *, comment: Comment, actor: User | None, reason: str = ""):
+    def __init__(
+        self,
+        *,
+        comment: Comment,
+        actor: User | None,
+        reason: str = "",
+        channel: str = "",
+        if_task_open: int | None = None,
+    ):
         self.comment = comment
         self.actor = actor
         self.reason = reason
+        self.channel = channel
+        self.if_task_open = if_task_open
 
     def check(self) -> None:
         """``actor`` None is the system (a scheduled job), allowed everything a moderator is.
@@ -49,6 +68,18 @@ class ModerationAction:
         if not is_site_moderator(user=self.actor, site=self.comment.subject.site):
             raise PermissionDenied("Only moderators of this site may do that.")
         review_task_claim_check(comment_id=self.comment.pk, subject_id=self.comment.subject_id, moderator=self.actor)
+        if (
+            self.if_task_open is not None
+            and not ReviewTask.objects.filter(
+                pk=self.if_task_open,
+                comment_id=self.comment.pk,
+                subject_id=self.comment.subject_id,
+                state=TaskState.OPEN,
+            ).exists()
+        ):
+            # Checked with the comment locked: every decision closes its tasks under that lock,
+            # so of two decisions racing on one task only the first finds it open.
+            raise AlreadyDecided()
 
     def change(self) -> tuple[str | None, str | None]:
         """Make the change; returns the status before and after (None for flag changes)."""
@@ -73,6 +104,7 @@ class ModerationAction:
                 from_status=from_status,
                 to_status=to_status,
                 reason=self.reason,
+                channel=self.channel,
             )
         return self.comment
 
@@ -187,16 +219,26 @@ ACTIONS: dict[str, type[ModerationAction]] = {
 BULK_ACTIONS = [(name, cls.label) for name, cls in ACTIONS.items() if cls.in_bulk]
 
 
-def comment_moderate(*, comment_id: int, actor: User, action: str, reason: str = "") -> Comment:
-    """Take moderator action ``action`` on a comment (the service behind the API, the console
-    and the admin)."""
+def comment_moderate(
+    *,
+    comment_id: int,
+    actor: User,
+    action: str,
+    reason: str = "",
+    channel: str = "",
+    if_task_open: int | None = None,
+) -> Comment:
+    """Take moderator action ``action`` on a comment (the service behind the API, the console,
+    the admin and the held-comment email's links). ``channel`` is recorded in the audit entry
+    (empty: the console, the API, the admin); ``if_task_open``: take it only while that review
+    task of the comment is open, else ``AlreadyDecided`` (a decision link is good once)."""
     cls = ACTIONS.get(action)
     if cls is None:
         raise InvalidInput("Unknown action.", fields={"action": [f"Must be one of {sorted(ACTIONS)}."]})
     comment = Comment.objects.select_related("subject__site").filter(pk=comment_id).first()
     if comment is None:
         raise NotFound("Unknown comment.")
-    return cls(comment=comment, actor=actor, reason=reason).execute()
+    return cls(comment=comment, actor=actor, reason=reason, channel=channel, if_task_open=if_task_open).execute()
 
 
 def top_comments_feature(*, hours: int = 24) -> int:

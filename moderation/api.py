@@ -130,6 +130,9 @@ class AuditOut(serializers.Serializer):
     from_status = serializers.CharField(allow_null=True)
     to_status = serializers.CharField(allow_null=True)
     reason = serializers.CharField()
+    channel = serializers.CharField(
+        help_text='Where it was decided when not the console, the API or the admin: "email" (a link in a held comment\'s email), else empty.'
+    )
     created_at = serializers.DateTimeField()
 
 

@@ -166,6 +166,9 @@ class AuditEntry(models.Model):
     from_status = models.CharField(max_length=10, null=True, blank=True)  # noqa: DJ001 - NULL: no status
     to_status = models.CharField(max_length=10, null=True, blank=True)  # noqa: DJ001 - NULL: no status
     reason = models.CharField(max_length=1000, blank=True)
+    # Where the decision was taken when it was not the console, the API or the admin ("email":
+    # a link in a held comment's email, docs/security.md "E-mail decision links").
+    channel = models.CharField(max_length=8, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -154,6 +154,7 @@ def audit_log(*, user: User, site_key: str, limit: int, cursor: str | None) -> P
             "from_status": e.from_status,
             "to_status": e.to_status,
             "reason": e.reason,
+            "channel": e.channel,
             "created_at": e.created_at,
         }
         for e in page.items

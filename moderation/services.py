@@ -38,6 +38,7 @@ def audit_write(
     from_status: str | None = None,
     to_status: str | None = None,
     reason: str = "",
+    channel: str = "",
 ) -> AuditEntry:
     """Append one audit entry; call inside the transaction that makes the change."""
     return AuditEntry.objects.create(
@@ -48,6 +49,7 @@ def audit_write(
         from_status=from_status,
         to_status=to_status,
         reason=reason[:1000],
+        channel=channel,
     )
 
 

@@ -7,7 +7,9 @@ class NotificationsConfig(AppConfig):
     name = "notifications"
     citus_tables = Tables(
         distributed={"notifications_subscription": ("subject_id", "comment_subject")},
-        local=frozenset({"notifications_notification", "notifications_preferences"}),
+        local=frozenset(
+            {"notifications_notification", "notifications_preferences", "notifications_sitemoderatoremail"}
+        ),
     )
     default_auto_field = "django.db.models.BigAutoField"
 

@@ -12,6 +12,10 @@ comment that is not published (pending, shadow, deleted and rejected comments no
 held comment notifies when a moderator approves it); nobody is told about a comment they may
 not see (a friends-only comment reaches only the author's mutual followers and the site's
 moderators); inactive users are told nothing.
+
+The one kind about a comment that is *not* published is ``held``: a comment held for review
+(posted ``pending``, or held later) is told to its site's moderators, for them to decide from
+the email (``held_notify``, docs/operations.md "Held comments by email").
 """
 
 from __future__ import annotations
@@ -36,9 +40,11 @@ from .models import (
     DEFAULT_EMAIL,
     EmailMode,
     EmailState,
+    HeldEmail,
     Kind,
     Notification,
     Preferences,
+    SiteModeratorEmail,
     Subscription,
     SubscriptionState,
     email_field,
@@ -58,13 +64,14 @@ def _typed(sql_type: str) -> str:
     return f"CAST(%s AS {sql_type})" if connection.vendor == "postgresql" else "%s"
 
 
-def _email_sql(kind: str, subject_id: int | None) -> tuple[str, list]:
+def _email_sql(kind: str, subject_id: int | None, *, digest: bool = False) -> tuple[str, list]:
     """The email state a new row of ``kind`` gets for the user ``u`` (preferences ``p``): none
     when they muted the subject (``subject_id``; None: no need to look), else as their
-    preference for the kind says."""
+    preference for the kind says; ``digest``: what they want at once waits for the digest."""
     mode = f"COALESCE(p.{email_field(kind)}, '{DEFAULT_EMAIL[kind]}')"
+    now = EmailState.DIGEST if digest else EmailState.QUEUED
     decided = (
-        f"CASE {mode} WHEN '{EmailMode.IMMEDIATELY}' THEN '{EmailState.QUEUED}' "
+        f"CASE {mode} WHEN '{EmailMode.IMMEDIATELY}' THEN '{now}' "
         f"WHEN '{EmailMode.DAILY}' THEN '{EmailState.DIGEST}' ELSE '{EmailState.NONE}' END"
     )
     if subject_id is None:
@@ -91,13 +98,21 @@ class Cause:
 
 
 def _notify(
-    kind: str, cause: Cause, recipients: str, params: list, *, not_user: int | None = None, followers: bool = False
+    kind: str,
+    cause: Cause,
+    recipients: str,
+    params: list,
+    *,
+    not_user: int | None = None,
+    followers: bool = False,
+    digest: bool = False,
 ) -> int:
     """Insert a ``kind`` notification of ``cause`` for each active user ``u`` matching
     ``recipients`` (SQL over the user table ``u`` and their preferences ``p``), except
     ``not_user``, unless they have one of the event already. Returns how many were inserted.
-    ``followers``: the recipients follow the subject, so none of them muted it."""
-    email, email_params = _email_sql(kind, None if followers else cause.subject_id)
+    ``followers``: the recipients follow the subject, so none of them muted it (or muting it
+    does not apply); ``digest``: the emails wait for the recipients' digests."""
+    email, email_params = _email_sql(kind, None if followers else cause.subject_id, digest=digest)
     json_type = "jsonb" if connection.vendor == "postgresql" else "text"
     where = f"u.is_active AND {recipients}"
     where_params = list(params)
@@ -351,6 +366,9 @@ def events_notify(events: list[Event]) -> int:
             known = facts.get(event.target_id)
             if known is None:
                 continue  # gone before its event was handled: nobody to tell
+            if event.type == POSTED and known.status == Status.PENDING:
+                written += held_notify(comment_id=event.target_id, hold=event.id, facts=known)
+                continue
             written += comment_notify(
                 comment_id=event.target_id,
                 subscribers=event.type == POSTED,
@@ -365,7 +383,64 @@ def events_notify(events: list[Event]) -> int:
                 to_status=to_status,
                 actor_id=event.actor_id,
             )
+            if to_status == Status.PENDING and from_status != Status.PENDING:
+                written += held_notify(comment_id=event.target_id, hold=event.id)
     return written
+
+
+def held_email_of(*, site_id: int) -> tuple[str, int]:
+    """How the site's moderators are emailed about held comments, and the held comments a day
+    past which ``auto`` moves to the digest: its ``SiteModeratorEmail``, or the defaults."""
+    row = SiteModeratorEmail.objects.filter(site_id=site_id).values_list("held", "held_per_day").first()
+    held, per_day = row or (HeldEmail.AUTO, None)
+    return held, settings.NOTIFICATIONS_HELD_PER_DAY if per_day is None else per_day
+
+
+def _held_lately(*, site_id: int, comment_id: int, now: datetime, up_to: int) -> int:
+    """The other comments of the site its moderators were told were held in the last 24 hours,
+    counted up to ``up_to`` (one range of ``notification_held_by_site``, cut short there)."""
+    told = (
+        Notification.objects.filter(kind=Kind.HELD, site_id=site_id, created_at__gt=now - timedelta(days=1))
+        .exclude(comment_id=comment_id)
+        .values("comment_id")
+        .distinct()
+    )
+    return len(told[:up_to])
+
+
+def held_notify(*, comment_id: int, hold: str, facts: _CommentFacts | None = None, now: datetime | None = None) -> int:
+    """Tell the moderators of its site that a comment is held for review (``hold`` names this
+    hold: the event's id, so a replay writes nothing and a comment held again later is told
+    again). Each is emailed as the site's ``SiteModeratorEmail`` says: ``each``, or ``auto``
+    while the site held fewer than its number a day, one email per comment; ``digest``, or
+    ``auto`` past that number, in their daily digest; ``off``, nothing. Their own preference for
+    ``held`` comes on top (``never``: no email). Not the author, should a moderator's own comment
+    be held. Returns how many were written; 0 for a comment no longer held. Three queries and
+    one insert however many moderators (``facts`` from the caller's batch: two)."""
+    if facts is None:
+        facts = _comment_facts([comment_id]).get(comment_id)
+    if facts is None or facts.status != Status.PENDING:
+        return 0
+    held, per_day = held_email_of(site_id=facts.site_id)
+    if held == HeldEmail.OFF:
+        return 0
+    digest = held == HeldEmail.DIGEST or (
+        held == HeldEmail.AUTO
+        and _held_lately(site_id=facts.site_id, comment_id=comment_id, now=now or timezone.now(), up_to=per_day)
+        >= per_day
+    )
+    cause = Cause(
+        event=f"h{comment_id}:{hold}"[:64],
+        site_id=facts.site_id,
+        subject_id=facts.subject_id,
+        comment_id=comment_id,
+        actor_id=facts.author_id,
+    )
+    moderators = f"u.id IN (SELECT sm.user_id FROM {_MODERATORS} sm WHERE sm.site_id = %s)"
+    # ``followers``: a moderator who muted the discussion is still asked to decide on it.
+    return _notify(
+        Kind.HELD, cause, moderators, [facts.site_id], not_user=facts.author_id, followers=True, digest=digest
+    )
 
 
 def review_queues_notify(*, now: datetime | None = None) -> int:
@@ -373,19 +448,30 @@ def review_queues_notify(*, now: datetime | None = None) -> int:
     ``NOTIFICATIONS_QUEUE_THRESHOLD`` comments, at most once per ``NOTIFICATIONS_QUEUE_PERIOD``
     for a site: a ``queue`` notification each (emailed as their preference for the kind says),
     with how many wait and how many arrived in the last period. One grouped count of the open
-    tasks, then per site past the threshold two queries and one insert."""
+    tasks, then per site past the threshold two queries and one insert.
+
+    Not for a site whose moderators are emailed each held comment (``SiteModeratorEmail`` other
+    than ``off``): each of those comments reached them already, with its links, and a notice
+    of the same queue would tell them the same thing twice."""
     now = now or timezone.now()
     period = settings.NOTIFICATIONS_QUEUE_PERIOD
     window = int(now.timestamp() // period)
-    full = (
+    full = list(
         ReviewTask.objects.filter(state=TaskState.OPEN)
         .values("site_id")
         .annotate(open=Count("id"), newest=Max("id"))
         .filter(open__gte=settings.NOTIFICATIONS_QUEUE_THRESHOLD)
     )
+    held_off = set(
+        SiteModeratorEmail.objects.filter(site_id__in=[s["site_id"] for s in full], held=HeldEmail.OFF).values_list(
+            "site_id", flat=True
+        )
+    )
     written = 0
     for site in full:
         site_id = site["site_id"]
+        if site_id not in held_off:
+            continue
         moderators = list(Site.moderators.through.objects.filter(site_id=site_id).values_list("user_id", flat=True))
         if not moderators:
             continue

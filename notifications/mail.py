@@ -20,6 +20,11 @@ moved to their daily digest (``_past_hourly_limit``): a thread of 149 replies in
 emails and a digest, not 149 emails. The count is read from the rows (sent in the last hour,
 and held by other senders' live claims), so it holds however many senders run.
 
+A held comment's email (``held``, to its site's moderators) is checked the same way for what it
+is about: the comment must still be held with its review task open, and the recipient still a
+moderator of the site; it carries signed approve and reject links (``decision_links``) made
+when it is sent, bound to that task.
+
 A message that cannot be made (a header it cannot carry: an address with a line break in it) is
 marked ``failed`` once and the batch goes on; names and titles in headers are made one line
 first (``comments.names.one_line``), so a name can no longer be the cause.
@@ -32,7 +37,7 @@ import smtplib
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, get_connection
@@ -45,10 +50,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from comments import rowsql
-from comments.models import CommentContent, Status
+from comments.models import CommentContent, Site, Status
 from comments.names import one_line
 from moderation.models import ReviewTask, TaskState
 
+from .decision_links import DecisionLink, decision_url
 from .models import (
     COMMENT_KINDS,
     EmailMode,
@@ -154,6 +160,8 @@ class _Batch:
     bodies: dict[int, str] = field(default_factory=dict)
     names: dict[int, str] = field(default_factory=dict)
     waiting: dict[int, list[str]] = field(default_factory=dict)  # site id: excerpts atop its review queue
+    held: dict[int, tuple[int, list[str]]] = field(default_factory=dict)  # comment id: its open task, reasons
+    moderating: set[tuple[int, int]] = field(default_factory=set)  # (site id, user id) of held rows
 
 
 QUEUE_SHOWN = 5  # comments of the review queue a moderator's email quotes
@@ -200,6 +208,15 @@ def _load(ids: list[int], until: datetime) -> _Batch:
     faces = rowsql.user_faces({r["actor_id"] for r in rows if r["actor_id"]})
     batch.names = {pk: face.display_name or face.username for pk, face in faces.items()}
     batch.waiting = _waiting({r["site_id"] for r in rows if r["kind"] == Kind.QUEUE and r["site_id"]})
+    held = [r for r in rows if r["kind"] == Kind.HELD and r["comment_id"] and r["site_id"]]
+    if held:
+        tasks = ReviewTask.objects.filter(comment_id__in={r["comment_id"] for r in held}, state=TaskState.OPEN)
+        batch.held = {c: (t, reasons) for t, c, reasons in tasks.values_list("id", "comment_id", "reasons")}
+        batch.moderating = set(
+            Site.moderators.through.objects.filter(
+                site_id__in={r["site_id"] for r in held}, user_id__in={r["recipient_id"] for r in held}
+            ).values_list("site_id", "user_id")
+        )
     return batch
 
 
@@ -219,9 +236,15 @@ def _decide(row: dict, batch: _Batch, *, digest: bool) -> str:
         return SKIP
     if row["kind"] in _NEEDS_PUBLISHED and row["comment__status"] != Status.PUBLISHED:
         return SKIP
+    if row["kind"] == Kind.HELD and (
+        row["comment__status"] != Status.PENDING
+        or row["comment_id"] not in batch.held
+        or (row["site_id"], recipient) not in batch.moderating
+    ):
+        return SKIP  # decided meanwhile, or no longer theirs to decide
     if recipient in (row["actor_id"], row["comment__author_id"]) and row["kind"] in COMMENT_KINDS:
         return SKIP  # never to the author about themself
-    if row["subject_id"] and (recipient, row["subject_id"]) in batch.muted:
+    if row["subject_id"] and (recipient, row["subject_id"]) in batch.muted and row["kind"] != Kind.HELD:
         return SKIP
     mode = getattr(_preferences(batch, recipient), email_field(row["kind"]))
     if mode == EmailMode.NEVER:
@@ -232,6 +255,56 @@ def _decide(row: dict, batch: _Batch, *, digest: bool) -> str:
 
 
 # --- the messages ---------------------------------------------------------------------------
+
+HELD_BODY_CHARACTERS = 2000  # of a held comment's text, quoted whole in most cases
+
+
+def held_reasons(reasons: list[str]) -> list[str]:
+    """Why a comment was held (its review task's reasons), in words, in the active language."""
+    said = []
+    for reason in reasons:
+        kind, _colon, detail = reason.partition(":")
+        if reason == "policy:pre":
+            said.append(_("the site reviews every comment first"))
+        elif reason == "policy:guests":
+            said.append(_("a guest's comment, which the site reviews first"))
+        elif kind == "word":
+            said.append(_("the word “%(word)s”") % {"word": detail})
+        elif kind == "spam":
+            said.append(_("looks like spam (%(check)s)") % {"check": detail})
+        elif kind == "report":
+            said.append(_("reported by readers (%(reason)s)") % {"reason": detail})
+        else:
+            said.append(reason)
+    return said
+
+
+def _held_item(row: dict, batch: _Batch, values: dict) -> dict:
+    """What a held comment's email shows beyond the headline: who wrote it, why it is held, its
+    text, and the links to decide on it (made for this recipient and the comment's open task)."""
+    task_id, reasons = batch.held[row["comment_id"]]
+    links = {
+        f"{decision}_url": decision_url(
+            DecisionLink(
+                moderator_id=row["recipient_id"],
+                site_id=row["site_id"],
+                comment_id=row["comment_id"],
+                task_id=task_id,
+                decision=decision,
+            )
+        )
+        for decision in ("approve", "reject")
+    }
+    return {
+        **links,
+        "author": values["actor"],
+        "reasons": held_reasons(reasons),
+        "body": excerpt(batch.bodies.get(row["comment_id"], ""), length=HELD_BODY_CHARACTERS),
+        "console_url": f"{settings.NOTIFICATIONS_BASE_URL}/console/?{urlencode({'site': row['site__key'] or ''})}",
+        # A held comment is on no page yet: its entry in the console's queue is where it is seen.
+        "url": f"{settings.NOTIFICATIONS_BASE_URL}/console/tasks/{task_id}/",
+        "page": row["subject__url"] if (row["subject__url"] or "").startswith(("https://", "http://")) else "",
+    }
 
 
 def _item(row: dict, batch: _Batch) -> dict:
@@ -270,6 +343,8 @@ def _item(row: dict, batch: _Batch) -> dict:
             headline = _("Your comment on “%(title)s” was rejected") % values
         else:
             headline = _("Your comment on “%(title)s” was removed") % values
+    elif kind == Kind.HELD:
+        headline = _("A comment on “%(title)s” waits for your decision (%(site)s)") % values
     else:  # the review queue
         headline = (
             ngettext(
@@ -280,6 +355,15 @@ def _item(row: dict, batch: _Batch) -> dict:
             % values
         )
     url = row["subject__url"] or ""
+    if kind == Kind.HELD:
+        return {
+            "kind": kind,
+            "headline": headline,
+            "excerpt": "",
+            "new": None,
+            "waiting": [],
+            **_held_item(row, batch, values),
+        }
     if kind == Kind.QUEUE:
         url = f"{settings.NOTIFICATIONS_BASE_URL}/console/"
     elif not url.startswith(("https://", "http://")):  # a link in an email goes nowhere else

@@ -22,6 +22,7 @@ class Kind(models.TextChoices):
     LIKE_MILESTONE = "like_milestone"  # your comment reached 10, 50, 100... likes (opt-in)
     DECISION = "decision"  # a moderator approved, rejected or removed your held comment
     QUEUE = "queue"  # moderators: the review queue of your site is filling up
+    HELD = "held"  # moderators: a comment on your site waits for your decision (approve/reject links)
 
 
 # Kinds caused by a comment being published: one notification per recipient and comment, the
@@ -44,6 +45,7 @@ DEFAULT_EMAIL: dict[str, str] = {
     Kind.LIKE_MILESTONE: EmailMode.NEVER,
     Kind.DECISION: EmailMode.IMMEDIATELY,
     Kind.QUEUE: EmailMode.IMMEDIATELY,
+    Kind.HELD: EmailMode.IMMEDIATELY,
 }
 DEFAULT_EMAIL = {str(kind): str(mode) for kind, mode in DEFAULT_EMAIL.items()}  # plain strings, for JSON and the schema
 
@@ -63,7 +65,7 @@ class Notification(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices)
     # What caused it, unique per recipient: "c<comment id>" for the comment kinds,
     # "l<comment id>:<likes>", "d<comment id>:<decision>", and for the moderators' queue
-    # "q<site id>:<period>" (NOTIFICATIONS_QUEUE_PERIOD).
+    # "q<site id>:<period>" (NOTIFICATIONS_QUEUE_PERIOD), "h<comment id>:<event id>" for a hold.
     event = models.CharField(max_length=64)
     # What it is about. The fan-out writes these from rows it has just read, and deleting them
     # cascades here through Django; checking each reference again in the database, for each of
@@ -109,6 +111,8 @@ class Notification(models.Model):
             models.Index(fields=["recipient", "id"], condition=Q(email="digest"), name="notification_digest_waiting"),
             # what each recipient was emailed lately (NOTIFICATIONS_EMAIL_HOURLY_LIMIT)
             models.Index(fields=["recipient", "emailed_at"], condition=Q(email="sent"), name="notification_emailed"),
+            # the comments a site held lately (SiteModeratorEmail's "auto")
+            models.Index(fields=["site", "created_at"], condition=Q(kind="held"), name="notification_held_by_site"),
         ]
 
     def __str__(self) -> str:
@@ -132,6 +136,7 @@ class Preferences(models.Model):
     )
     email_decision = models.CharField(max_length=12, choices=EmailMode.choices, default=DEFAULT_EMAIL[Kind.DECISION])
     email_queue = models.CharField(max_length=12, choices=EmailMode.choices, default=DEFAULT_EMAIL[Kind.QUEUE])
+    email_held = models.CharField(max_length=12, choices=EmailMode.choices, default=DEFAULT_EMAIL[Kind.HELD])
 
     class Meta:
         verbose_name_plural = "preferences"
@@ -167,3 +172,32 @@ class Subscription(models.Model):
 
     def __str__(self) -> str:
         return f"user {self.user_id}: {self.state} to subject {self.subject_id}"
+
+
+class HeldEmail(models.TextChoices):
+    """How a site's moderators hear of a held comment (each moderator may still turn it off)."""
+
+    AUTO = "auto", "one email per comment, the daily digest on busy days"
+    EACH = "each", "one email per comment"
+    DIGEST = "digest", "in the daily digest"
+    OFF = "off", "no email (the review-queue notice instead)"
+
+
+class SiteModeratorEmail(models.Model):
+    """A site's choice of how its moderators are emailed about held comments; a site without a
+    row has ``auto`` with ``NOTIFICATIONS_HELD_PER_DAY``."""
+
+    site = models.OneToOneField("comments.Site", primary_key=True, on_delete=models.CASCADE, related_name="+")
+    held = models.CharField(
+        "emails about held comments", max_length=8, choices=HeldEmail.choices, default=HeldEmail.AUTO
+    )
+    # "auto" sends one email per held comment until the site has held this many in the last 24
+    # hours, then puts the rest in the daily digest; empty: NOTIFICATIONS_HELD_PER_DAY.
+    held_per_day = models.PositiveIntegerField("held comments a day before the digest", null=True, blank=True)
+
+    class Meta:
+        verbose_name = "moderators' email"
+        verbose_name_plural = "moderators' emails"
+
+    def __str__(self) -> str:
+        return f"held-comment emails of site {self.site_id}: {self.held}"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import Q
@@ -11,10 +13,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from comments import rowsql
-from comments.exceptions import InvalidInput, NotFound
-from comments.models import CommentContent, Status, Subject
-from comments.queries import Page, decode_cursor, encode_cursor, present_user
+from comments.exceptions import InvalidInput, NotFound, PermissionDenied
+from comments.models import Comment, CommentContent, Status, Subject, User
+from comments.queries import Page, decode_cursor, encode_cursor, is_site_moderator, present_user
+from moderation.models import ReviewTask, TaskState
 
+from .decision_links import DecisionLink
 from .models import COMMENT_KINDS, DEFAULT_EMAIL, Kind, Notification, Preferences, Subscription, email_field
 from .unsubscribe import Scope
 
@@ -26,8 +30,9 @@ EXCERPT_CHARACTERS = 200
 
 def _shown() -> Q:
     """Notifications still worth showing: those about a comment only while it is published (a
-    reply deleted since is not news any more); decisions, milestones and queue notices always."""
-    return ~Q(kind__in=COMMENT_KINDS) | Q(comment__status=Status.PUBLISHED)
+    reply deleted since is not news any more); decisions, milestones and queue notices always.
+    Held comments are told by email only: the console is where moderators see them."""
+    return (~Q(kind__in=COMMENT_KINDS) | Q(comment__status=Status.PUBLISHED)) & ~Q(kind=Kind.HELD)
 
 
 def unread_count(*, user_id: int) -> int:
@@ -159,6 +164,7 @@ KIND_NAMES: dict[str, StrPromise] = {
     Kind.LIKE_MILESTONE: gettext_lazy("likes your comments reached"),
     Kind.DECISION: gettext_lazy("moderators' decisions on your comments"),
     Kind.QUEUE: gettext_lazy("the review queues of your sites"),
+    Kind.HELD: gettext_lazy("comments held for review on your sites"),
 }
 
 
@@ -170,3 +176,57 @@ def unsubscribe_description(*, scope: Scope, language: str) -> str:
             title = (subject[0] or subject[1]) if subject else ""
             return _("Emails about “%(title)s”.") % {"title": title}
         return _("Emails about %(kinds)s.") % {"kinds": _(", ").join(str(KIND_NAMES[k]) for k in scope.kinds)}
+
+
+# --- held comments' decision links -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeldComment:
+    """What a decision link's page shows: the comment and whether it still waits."""
+
+    moderator: User
+    site_name: str
+    title: str
+    author: str
+    body: str
+    waiting: bool  # its review task is open: the link may still decide
+    decision: str  # when not waiting: how it was decided ("approve", "reject", ...; "" unknown)
+    decided_by: str  # ... and by whom ("" for the system or unknown)
+    decided_at: datetime | None
+
+
+def held_comment_of(*, link: DecisionLink) -> HeldComment:
+    """The comment a decision link names, with the checks made when the link is used:
+    ``PermissionDenied`` when its moderator is inactive, gone or no longer moderates the site;
+    ``NotFound`` when the comment or its task is gone or not the site's. Five queries."""
+    moderator = User.objects.filter(pk=link.moderator_id, is_active=True).first()
+    if moderator is None or not is_site_moderator(user=moderator, site=link.site_id):
+        raise PermissionDenied("You no longer moderate this site.")
+    comment = (
+        Comment.objects.filter(pk=link.comment_id)
+        .values("subject_id", "subject__site_id", "subject__site__name", "subject__title", "subject__key", "author_id")
+        .first()
+    )
+    if comment is None or comment["subject__site_id"] != link.site_id:
+        raise NotFound("Unknown comment.")
+    task = (
+        ReviewTask.objects.filter(pk=link.task_id, comment_id=link.comment_id, subject_id=comment["subject_id"])
+        .values("state", "decision", "decided_by__display_name", "decided_by__username", "decided_at")
+        .first()
+    )
+    if task is None:
+        raise NotFound("Unknown comment.")
+    body = CommentContent.objects.filter(pk=link.comment_id).values_list("body", flat=True).first() or ""
+    face = rowsql.user_faces([comment["author_id"]]).get(comment["author_id"]) if comment["author_id"] else None
+    return HeldComment(
+        moderator=moderator,
+        site_name=comment["subject__site__name"],
+        title=comment["subject__title"] or comment["subject__key"],
+        author=(face.display_name or face.username) if face else "",
+        body=body,
+        waiting=task["state"] == TaskState.OPEN,
+        decision=task["decision"],
+        decided_by=task["decided_by__display_name"] or task["decided_by__username"] or "",
+        decided_at=task["decided_at"],
+    )

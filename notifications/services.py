@@ -9,10 +9,22 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from comments.exceptions import InvalidInput, NotFound
-from comments.models import Subject, User
+from comments.models import Comment, Subject, User
+from moderation.actions import comment_moderate
 
-from .models import DEFAULT_EMAIL, EmailMode, Notification, Preferences, Subscription, SubscriptionState, email_field
-from .queries import preferences_of
+from .decision_links import DecisionLink
+from .models import (
+    DEFAULT_EMAIL,
+    EmailMode,
+    HeldEmail,
+    Notification,
+    Preferences,
+    SiteModeratorEmail,
+    Subscription,
+    SubscriptionState,
+    email_field,
+)
+from .queries import held_comment_of, preferences_of
 from .unsubscribe import Scope
 
 
@@ -97,3 +109,43 @@ def unsubscribe_apply(*, scope: Scope) -> dict:
         return {"subject": scope.subject_id}
     preferences_update(user=user, email=dict.fromkeys(scope.kinds, EmailMode.NEVER))
     return {"kinds": list(scope.kinds)}
+
+
+EMAIL_CHANNEL = "email"  # the audit entry's channel of a decision taken by an email's link
+
+
+def held_comment_decide(*, link: DecisionLink) -> Comment:
+    """Take a decision link's decision (approve or reject) as its moderator, through the
+    moderation service every console and API decision goes through (the audit entry, with the
+    ``email`` channel, the author's notification, webhooks, counters), and only while the review
+    task the email was sent for is open: ``moderation.actions.AlreadyDecided`` once the comment
+    was decided, by this link or any other way. The link's other checks are
+    ``queries.held_comment_of``'s."""
+    moderator = held_comment_of(link=link).moderator
+    return comment_moderate(
+        comment_id=link.comment_id,
+        actor=moderator,
+        action=link.decision,
+        channel=EMAIL_CHANNEL,
+        if_task_open=link.task_id,
+    )
+
+
+def site_moderator_email_update(
+    *, site_id: int, held: str | None = None, held_per_day: int | None = None, default_per_day: bool = False
+) -> SiteModeratorEmail:
+    """Change how a site's moderators are emailed about held comments (``held``: ``auto``,
+    ``each``, ``digest`` or ``off``; ``held_per_day``: where ``auto`` turns to the digest;
+    ``default_per_day``: back to ``NOTIFICATIONS_HELD_PER_DAY``). The caller checked that the
+    actor moderates the site."""
+    if held is not None and held not in HeldEmail.values:
+        raise InvalidInput("Unknown choice.", fields={"held": [f"Must be one of {HeldEmail.values}."]})
+    if held_per_day is not None and (isinstance(held_per_day, bool) or held_per_day < 0):
+        raise InvalidInput("Must be 0 or more.", fields={"held_per_day": ["Must be 0 or more."]})
+    row, _created = SiteModeratorEmail.objects.get_or_create(site_id=site_id)
+    if held is not None:
+        row.held = held
+    if held_per_day is not None or default_per_day:
+        row.held_per_day = None if default_per_day else held_per_day
+    row.save()
+    return row

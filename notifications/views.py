@@ -1,6 +1,8 @@
-"""The page behind every email's unsubscribe link (RFC 8058), which works without signing in:
-``POST`` unsubscribes at once (the mail client's one-click, or the page's button), ``GET`` only
-shows what the link would turn off and a button, since mail scanners follow links."""
+"""The pages behind the links of emails, which work without signing in: every email's
+unsubscribe link (RFC 8058), where ``POST`` unsubscribes at once (the mail client's one-click,
+or the page's button); and a held comment's approve and reject links, where ``POST`` (the
+page's CSRF-protected form) decides. ``GET`` of either only shows a page with a button, since
+mail scanners follow links."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from django.views.decorators.http import require_http_methods
 
 from comments.api.errors import error_body
 from comments.exceptions import CommentsError
+from moderation.actions import AlreadyDecided
 
 from . import queries, services
+from .decision_links import link_of
 from .unsubscribe import scope_of
 
 
@@ -60,3 +64,39 @@ def unsubscribe(request: HttpRequest) -> HttpResponse:
             language=language,
         )
     return JsonResponse({"unsubscribed": done})
+
+
+def _decision_page(request: HttpRequest, context: dict, *, language: str, status: int = 200) -> HttpResponse:
+    with translation.override(language):
+        html = render_to_string("notifications/held_decision.html", {**context, "lang": language}, request)
+    response = HttpResponse(html, status=status)
+    response["Content-Security-Policy"] = "default-src 'none'; form-action 'self'; frame-ancestors 'none'"
+    # Not "no-referrer": the form's POST must carry its origin for the CSRF check, and the page
+    # links nowhere else, so the token in its address goes to no other site.
+    response["Referrer-Policy"] = "same-origin"
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def held_decision(request: HttpRequest) -> HttpResponse:
+    """A held comment's approve or reject link: ``GET`` shows the comment and a button (or why
+    the link no longer decides), ``POST`` takes the decision (``services.held_comment_decide``)."""
+    language = translation.get_language_from_request(request)
+    try:
+        link = link_of(request.GET.get("token"))
+        language = queries.preferences_of(user_id=link.moderator_id).language
+    except CommentsError as exc:
+        return _decision_page(request, {"error": exc.code}, language=language, status=exc.status)
+    try:
+        if request.method == "POST":
+            services.held_comment_decide(link=link)
+        held = queries.held_comment_of(link=link)
+    except AlreadyDecided as exc:
+        context = {"decision": link.decision, "held": queries.held_comment_of(link=link)}
+        return _decision_page(request, context, language=language, status=exc.status)
+    except CommentsError as exc:
+        return _decision_page(request, {"error": exc.code}, language=language, status=exc.status)
+    done = request.method == "POST"
+    context = {"decision": link.decision, "held": held, "done": done}
+    return _decision_page(request, context, language=language, status=200 if held.waiting or done else 409)
