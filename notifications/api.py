@@ -9,12 +9,13 @@ from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from comments.api.fields import IdField, QueryBooleanField, StrictBooleanField
+from comments.api.fields import IdField, QueryBooleanField, StrictBooleanField, StrictIntegerField
 from comments.api.serializers import ClosedObjectIn, PageParams, UserOut
 from comments.api.views import ApiView, error_responses, query_params, validated
+from comments.queries import site_by_key
 
 from . import queries, services
-from .models import DEFAULT_EMAIL, EmailMode, Kind, SubscriptionState
+from .models import DEFAULT_EMAIL, EmailMode, HeldEmail, Kind, SubscriptionState
 
 # --- serializers ---------------------------------------------------------------------------
 
@@ -235,3 +236,40 @@ class SubscriptionView(ApiView):
     def delete(self, request, subject_id: int):
         """Back to the default for the subject: neither followed nor muted."""
         return Response({"state": services.subscription_set(user=request.user, subject_id=subject_id, state="none")})
+
+
+class ModeratorEmailIn(ClosedObjectIn):
+    held = serializers.ChoiceField(choices=HeldEmail.values, required=False)
+    held_per_day = StrictIntegerField(required=False, allow_null=True, min_value=0, max_value=services.MAX_PER_DAY)
+
+
+class ModeratorEmailOut(serializers.Serializer):
+    site = serializers.CharField()
+    held = serializers.ChoiceField(choices=HeldEmail.values)
+    held_per_day = serializers.IntegerField(allow_null=True, help_text="null: default_held_per_day")
+    default_held_per_day = serializers.IntegerField()
+
+
+class SiteModeratorEmailView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        responses={200: ModeratorEmailOut, **error_responses(401, 403, 404)},
+        summary="How a site's moderators are emailed about held comments (moderators)",
+    )
+    def get(self, request, site_key: str):
+        """``held``: ``auto`` (one email per held comment until the site held ``held_per_day`` in
+        the last 24 hours, then the daily digest), ``each``, ``digest`` or ``off``."""
+        return Response(queries.site_moderator_email(site=site_by_key(site_key=site_key), user=request.user))
+
+    @extend_schema(
+        request=ModeratorEmailIn,
+        responses={200: ModeratorEmailOut, **error_responses(400, 401, 403, 404)},
+        summary="Change how a site's moderators are emailed about held comments (moderators)",
+    )
+    def patch(self, request, site_key: str):
+        """What is left out stays as it is; ``held_per_day: null`` is the service's default."""
+        data = validated(ModeratorEmailIn, request.data)
+        site = site_by_key(site_key=site_key)
+        services.site_moderator_email_update(site=site, actor=request.user, **data)
+        return Response(queries.site_moderator_email(site=site, user=request.user))

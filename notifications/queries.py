@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db.models import Q
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -14,12 +15,22 @@ from django.utils.translation import gettext_lazy
 
 from comments import rowsql
 from comments.exceptions import InvalidInput, NotFound, PermissionDenied
-from comments.models import Comment, CommentContent, Status, Subject, User
+from comments.models import Comment, CommentContent, Site, Status, Subject, User
 from comments.queries import Page, decode_cursor, encode_cursor, is_site_moderator, present_user
 from moderation.models import ReviewTask, TaskState
 
 from .decision_links import DecisionLink
-from .models import COMMENT_KINDS, DEFAULT_EMAIL, Kind, Notification, Preferences, Subscription, email_field
+from .models import (
+    COMMENT_KINDS,
+    DEFAULT_EMAIL,
+    HeldEmail,
+    Kind,
+    Notification,
+    Preferences,
+    SiteModeratorEmail,
+    Subscription,
+    email_field,
+)
 from .unsubscribe import Scope
 
 if TYPE_CHECKING:
@@ -230,3 +241,17 @@ def held_comment_of(*, link: DecisionLink) -> HeldComment:
         decided_by=task["decided_by__display_name"] or task["decided_by__username"] or "",
         decided_at=task["decided_at"],
     )
+
+
+def site_moderator_email(*, site: Site, user: User) -> dict:
+    """How the site's moderators are emailed about held comments (API.md, "Moderators'
+    emails"); its moderators only. One query after the check."""
+    if not is_site_moderator(user=user, site=site):
+        raise PermissionDenied("Only moderators of this site may see how its moderators are emailed.")
+    row = SiteModeratorEmail.objects.filter(site=site).first() or SiteModeratorEmail(site=site, held=HeldEmail.AUTO)
+    return {
+        "site": site.key,
+        "held": row.held,
+        "held_per_day": row.held_per_day,
+        "default_held_per_day": settings.NOTIFICATIONS_HELD_PER_DAY,
+    }

@@ -8,8 +8,9 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from comments.exceptions import InvalidInput, NotFound
-from comments.models import Comment, Subject, User
+from comments.exceptions import InvalidInput, NotFound, PermissionDenied
+from comments.models import Comment, Site, Subject, User
+from comments.queries import is_site_moderator
 from moderation.actions import comment_moderate
 
 from .decision_links import DecisionLink
@@ -111,6 +112,8 @@ def unsubscribe_apply(*, scope: Scope) -> dict:
     return {"kinds": list(scope.kinds)}
 
 
+UNCHANGED = object()  # an argument left out, where None is a value
+MAX_PER_DAY = 100_000
 EMAIL_CHANNEL = "email"  # the audit entry's channel of a decision taken by an email's link
 
 
@@ -132,20 +135,26 @@ def held_comment_decide(*, link: DecisionLink) -> Comment:
 
 
 def site_moderator_email_update(
-    *, site_id: int, held: str | None = None, held_per_day: int | None = None, default_per_day: bool = False
+    *, site: Site, actor: User, held: str | None = None, held_per_day: object = UNCHANGED
 ) -> SiteModeratorEmail:
     """Change how a site's moderators are emailed about held comments (``held``: ``auto``,
-    ``each``, ``digest`` or ``off``; ``held_per_day``: where ``auto`` turns to the digest;
-    ``default_per_day``: back to ``NOTIFICATIONS_HELD_PER_DAY``). The caller checked that the
-    actor moderates the site."""
+    ``each``, ``digest`` or ``off``; ``held_per_day``: where ``auto`` turns to the digest,
+    ``None`` for ``NOTIFICATIONS_HELD_PER_DAY``); its moderators only. What is left out stays."""
+    if not is_site_moderator(user=actor, site=site):
+        raise PermissionDenied("Only moderators of this site may change how its moderators are emailed.")
     if held is not None and held not in HeldEmail.values:
         raise InvalidInput("Unknown choice.", fields={"held": [f"Must be one of {HeldEmail.values}."]})
-    if held_per_day is not None and (isinstance(held_per_day, bool) or held_per_day < 0):
-        raise InvalidInput("Must be 0 or more.", fields={"held_per_day": ["Must be 0 or more."]})
-    row, _created = SiteModeratorEmail.objects.get_or_create(site_id=site_id)
+    per_day_ok = held_per_day is UNCHANGED or held_per_day is None or _a_count(held_per_day)
+    if not per_day_ok:
+        raise InvalidInput(fields={"held_per_day": [f"Must be a whole number from 0 to {MAX_PER_DAY}, or null."]})
+    row, _created = SiteModeratorEmail.objects.get_or_create(site=site)
     if held is not None:
         row.held = held
-    if held_per_day is not None or default_per_day:
-        row.held_per_day = None if default_per_day else held_per_day
+    if held_per_day is not UNCHANGED:
+        row.held_per_day = held_per_day  # type: ignore[assignment]  # an int or None, checked above
     row.save()
     return row
+
+
+def _a_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_PER_DAY

@@ -9,4 +9,5 @@ urlpatterns = [
     path("notifications/preferences", api.PreferencesView.as_view(), name="notifications-preferences"),
     path("notifications/<id:notification_id>/read", api.ReadView.as_view(), name="notification-read"),
     path("subjects/<id:subject_id>/subscription", api.SubscriptionView.as_view(), name="subject-subscription"),
+    path("sites/<slug:site_key>/moderator_emails", api.SiteModeratorEmailView.as_view(), name="site-moderator-emails"),
 ]

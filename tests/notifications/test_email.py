@@ -324,7 +324,7 @@ def test_moderators_are_emailed_once_a_period_when_the_review_queue_passes_the_t
     moderator.email = "mod@example.com"
     moderator.save(update_fields=["email"])
     # The notice is for sites whose moderators are not emailed each held comment.
-    services.site_moderator_email_update(site_id=subject.site_id, held="off")
+    services.site_moderator_email_update(site=subject.site, actor=moderator, held="off")
     settings.NOTIFICATIONS_QUEUE_THRESHOLD = 3
     held = [post(subject, alice, f"held {n}") for n in range(3)]
     moderation_services.review_task_open(comment_id=held[0].pk, reasons=["report:spam"])

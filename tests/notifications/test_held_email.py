@@ -201,7 +201,7 @@ def test_a_comment_held_later_by_reports_is_emailed_too(smtp_server, settings, a
 def test_past_the_sites_number_a_day_held_comments_go_to_the_daily_digest_with_their_links(
     smtp_server, api, guests, moderator
 ):
-    services.site_moderator_email_update(site_id=guests.pk, held_per_day=1)
+    services.site_moderator_email_update(site=guests, actor=moderator, held_per_day=1)
     first = guest_posts(api, guests, "alpha")
     second = guest_posts(api, guests, "beta", key="post-2")
     third = guest_posts(api, guests, "gamma", key="post-3")
@@ -228,7 +228,7 @@ def test_past_the_sites_number_a_day_held_comments_go_to_the_daily_digest_with_t
 )
 def test_the_sites_choice_decides_how_held_comments_are_emailed(api, settings, guests, moderator, choice, expected):
     settings.NOTIFICATIONS_HELD_PER_DAY = 1  # "each" ignores it
-    services.site_moderator_email_update(site_id=guests.pk, held=choice)
+    services.site_moderator_email_update(site=guests, actor=moderator, held=choice)
     for n in range(3):
         guest_posts(api, guests, f"held {n}", key=f"post-{n}")
     assert list(Notification.objects.filter(recipient=moderator).order_by("id").values_list("email", flat=True)) == (
@@ -266,7 +266,7 @@ def test_the_review_queue_notice_is_left_to_sites_that_turned_held_comment_email
     for n in range(2):
         guest_posts(api, guests, f"held {n}", key=f"post-{n}")
     assert fanout.review_queues_notify() == 0  # each was emailed already
-    services.site_moderator_email_update(site_id=guests.pk, held=HeldEmail.OFF)
+    services.site_moderator_email_update(site=guests, actor=moderator, held=HeldEmail.OFF)
     assert fanout.review_queues_notify() == 1
 
 
@@ -434,3 +434,41 @@ def test_held_notify_writes_nothing_again_for_the_same_hold(api, guests, moderat
     hold = Notification.objects.get(comment_id=comment.pk).event.split(":")[1]
     assert fanout.held_notify(comment_id=comment.pk, hold=hold) == 0
     assert fanout.held_notify(comment_id=comment.pk, hold=hold, now=timezone.now() + timedelta(days=2)) == 0
+
+
+# --- the site's setting ------------------------------------------------------------------------
+
+
+def test_a_sites_moderators_read_and_change_how_they_are_emailed_through_the_api(client_for, guests, moderator, user):
+    url = f"{API}/sites/{guests.key}/moderator_emails"
+    mine = client_for(moderator)
+    assert mine.get(url).json() == {
+        "site": guests.key,
+        "held": "auto",
+        "held_per_day": None,
+        "default_held_per_day": 20,
+    }
+    changed = mine.patch(url, {"held": "digest", "held_per_day": 5}, format="json")
+    assert changed.status_code == 200
+    assert changed.json()["held"] == "digest" and changed.json()["held_per_day"] == 5
+    assert mine.patch(url, {"held_per_day": None}, format="json").json()["held_per_day"] is None
+    assert mine.get(url).json()["held"] == "digest"  # left out, left as it was
+
+    for bad in ({"held": "sometimes"}, {"held_per_day": -1}, {"held_per_day": "5"}, {"held_per_day": True}, {"x": 1}):
+        refused = mine.patch(url, bad, format="json")
+        assert refused.status_code == 400, bad
+    assert client_for(user).get(url).status_code == 403
+    assert client_for(user).patch(url, {"held": "off"}, format="json").status_code == 403
+    assert mine.get(f"{API}/sites/no-such-site/moderator_emails").status_code == 404
+    assert mine.get(url).json()["held"] == "digest"
+
+
+def test_a_moderator_reading_chinese_gets_the_email_and_the_page_in_chinese(smtp_server, api, guests, moderator):
+    services.preferences_update(user=moderator, language="zh-hans")
+    guest_posts(api, guests)
+    assert mail.emails_send() == 1
+    (message,) = smtp_server.wait_for(1)
+    approve = link_in(message, "通过")
+    assert "等待你的审核" in message["Subject"]
+    assert "访客评论，站点会先审核" in parts(message)["text/plain"]
+    assert "通过这条评论？" in browser().get(approve).content.decode()
