@@ -37,7 +37,7 @@ import smtplib
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, get_connection
@@ -54,7 +54,7 @@ from comments.models import CommentContent, Site, Status
 from comments.names import one_line
 from moderation.models import ReviewTask, TaskState
 
-from .decision_links import DecisionLink, decision_url
+from .held_email import held_item
 from .models import (
     COMMENT_KINDS,
     EmailMode,
@@ -256,56 +256,6 @@ def _decide(row: dict, batch: _Batch, *, digest: bool) -> str:
 
 # --- the messages ---------------------------------------------------------------------------
 
-HELD_BODY_CHARACTERS = 2000  # of a held comment's text, quoted whole in most cases
-
-
-def held_reasons(reasons: list[str]) -> list[str]:
-    """Why a comment was held (its review task's reasons), in words, in the active language."""
-    said = []
-    for reason in reasons:
-        kind, _colon, detail = reason.partition(":")
-        if reason == "policy:pre":
-            said.append(_("the site reviews every comment first"))
-        elif reason == "policy:guests":
-            said.append(_("a guest's comment, which the site reviews first"))
-        elif kind == "word":
-            said.append(_("the word “%(word)s”") % {"word": detail})
-        elif kind == "spam":
-            said.append(_("looks like spam (%(check)s)") % {"check": detail})
-        elif kind == "report":
-            said.append(_("reported by readers (%(reason)s)") % {"reason": detail})
-        else:
-            said.append(reason)
-    return said
-
-
-def _held_item(row: dict, batch: _Batch, values: dict) -> dict:
-    """What a held comment's email shows beyond the headline: who wrote it, why it is held, its
-    text, and the links to decide on it (made for this recipient and the comment's open task)."""
-    task_id, reasons = batch.held[row["comment_id"]]
-    links = {
-        f"{decision}_url": decision_url(
-            DecisionLink(
-                moderator_id=row["recipient_id"],
-                site_id=row["site_id"],
-                comment_id=row["comment_id"],
-                task_id=task_id,
-                decision=decision,
-            )
-        )
-        for decision in ("approve", "reject")
-    }
-    return {
-        **links,
-        "author": values["actor"],
-        "reasons": held_reasons(reasons),
-        "body": excerpt(batch.bodies.get(row["comment_id"], ""), length=HELD_BODY_CHARACTERS),
-        "console_url": f"{settings.NOTIFICATIONS_BASE_URL}/console/?{urlencode({'site': row['site__key'] or ''})}",
-        # A held comment is on no page yet: its entry in the console's queue is where it is seen.
-        "url": f"{settings.NOTIFICATIONS_BASE_URL}/console/tasks/{task_id}/",
-        "page": row["subject__url"] if (row["subject__url"] or "").startswith(("https://", "http://")) else "",
-    }
-
 
 def _item(row: dict, batch: _Batch) -> dict:
     """One notification as a message shows it (in the active language)."""
@@ -356,13 +306,16 @@ def _item(row: dict, batch: _Batch) -> dict:
         )
     url = row["subject__url"] or ""
     if kind == Kind.HELD:
+        task_id, reasons = batch.held[row["comment_id"]]
+        shown = held_item(row=row, task_id=task_id, reasons=reasons, body=batch.bodies.get(row["comment_id"], ""))
         return {
             "kind": kind,
             "headline": headline,
             "excerpt": "",
             "new": None,
             "waiting": [],
-            **_held_item(row, batch, values),
+            "author": values["actor"],
+            **shown,
         }
     if kind == Kind.QUEUE:
         url = f"{settings.NOTIFICATIONS_BASE_URL}/console/"
