@@ -210,7 +210,11 @@ def _load(ids: list[int], until: datetime) -> _Batch:
     batch.waiting = _waiting({r["site_id"] for r in rows if r["kind"] == Kind.QUEUE and r["site_id"]})
     held = [r for r in rows if r["kind"] == Kind.HELD and r["comment_id"] and r["site_id"]]
     if held:
-        tasks = ReviewTask.objects.filter(comment_id__in={r["comment_id"] for r in held}, state=TaskState.OPEN)
+        tasks = ReviewTask.objects.filter(
+            comment_id__in={r["comment_id"] for r in held},
+            subject_id__in={r["subject_id"] for r in held},  # the tasks' shards, on Citus
+            state=TaskState.OPEN,
+        )
         batch.held = {c: (t, reasons) for t, c, reasons in tasks.values_list("id", "comment_id", "reasons")}
         batch.moderating = set(
             Site.moderators.through.objects.filter(

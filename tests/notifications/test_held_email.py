@@ -145,6 +145,9 @@ def test_a_held_guest_comment_is_emailed_and_its_approve_link_approves_it_after_
         Status.PUBLISHED,
     )
     assert ReviewTask.objects.get(pk=task.pk).decided_by_id == moderator.pk
+    console = Client()
+    console.force_login(moderator)
+    assert "by e-mail link" in console.get(f"/console/log/?site={guests.key}").content.decode()
 
     again = client.get(approve)
     assert again.status_code == 409
@@ -161,6 +164,9 @@ def test_the_reject_link_rejects_it_and_then_the_approve_link_says_it_was_decide
     comment.refresh_from_db()
     assert comment.status == Status.REJECTED
     assert AuditEntry.objects.filter(comment_id=comment.pk, action="reject", actor=moderator, channel="email").exists()
+    settle()  # the author hears the decision as from the console
+    decision = Notification.objects.get(recipient_id=comment.author_id, kind=Kind.DECISION)
+    assert decision.data == {"decision": "rejected"}
 
     late = browser().get(approve)
     assert late.status_code == 409
