@@ -96,7 +96,10 @@ def held_decision(request: HttpRequest) -> HttpResponse:
         context = {"decision": link.decision, "held": queries.held_comment_of(link=link)}
         return _decision_page(request, context, language=language, status=exc.status)
     except CommentsError as exc:
-        return _decision_page(request, {"error": exc.code}, language=language, status=exc.status)
+        # The domain's own words for a refusal: no longer a moderator, or another moderator
+        # claimed the comment's task in the console.
+        context = {"error": exc.code, "message": exc.message}
+        return _decision_page(request, context, language=language, status=exc.status)
     done = request.method == "POST"
     context = {"decision": link.decision, "held": held, "done": done}
     return _decision_page(request, context, language=language, status=200 if held.waiting or done else 409)
