@@ -79,3 +79,9 @@ def test_the_deployments_worker_consumes_every_queue():
     command = next(line for line in unit.splitlines() if line.startswith("ExecStart="))
     consumed = set(re.search(r"-Q\s+(\S+)", command).group(1).split(","))
     assert consumed == {queue.name for queue in settings.CELERY_TASK_QUEUES}
+
+
+def test_the_images_worker_consumes_every_queue():
+    entrypoint = (ROOT / "deploy" / "container" / "entrypoint").read_text()
+    consumed = set(re.search(r"WORKER_QUEUES:-([^}]+)\}", entrypoint).group(1).split(","))
+    assert consumed == {queue.name for queue in settings.CELERY_TASK_QUEUES}
