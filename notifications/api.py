@@ -273,3 +273,42 @@ class SiteModeratorEmailView(ApiView):
         site = site_by_key(site_key=site_key)
         services.site_moderator_email_update(site=site, actor=request.user, **data)
         return Response(queries.site_moderator_email(site=site, user=request.user))
+
+
+class EmailAddressOut(serializers.Serializer):
+    address = serializers.CharField(help_text='Where notification emails go; "" for nowhere.')
+    offered = serializers.CharField(allow_null=True, help_text="The host's address, to turn emails on with.")
+    from_host = serializers.BooleanField()
+
+
+class EmailAddressView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: EmailAddressOut, **error_responses(401)}, summary="Where your emails go")
+    def get(self, request):
+        """Where the reader's notification emails go, and, for a reader signed in by their
+        host's SSO with an ``email`` in its payload, that address to turn them on with."""
+        return Response(queries.email_address_state(user=request.user))
+
+    @extend_schema(
+        request=None,
+        responses={200: EmailAddressOut, **error_responses(401, 403)},
+        summary="Email me at my host's address",
+    )
+    def put(self, request):
+        """Consent to notification emails at the address the host's SSO names: it becomes the
+        account's, and follows the host's later payloads. 403 when no host named one, or the
+        account has an address of its own."""
+        services.email_from_host_set(user=request.user, on=True)
+        return Response(queries.email_address_state(user=request.user))
+
+    @extend_schema(
+        request=None,
+        responses={200: EmailAddressOut, **error_responses(401, 403)},
+        summary="Stop emails at my host's address",
+    )
+    def delete(self, request):
+        """Withdraw that consent: the account has no address again, and nothing is emailed.
+        403 unless the account's address is the host's."""
+        services.email_from_host_set(user=request.user, on=False)
+        return Response(queries.email_address_state(user=request.user))

@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy
 
 from comments import rowsql
 from comments.exceptions import InvalidInput, NotFound, PermissionDenied
-from comments.models import Comment, CommentContent, Site, Status, Subject, User
+from comments.models import Comment, CommentContent, ExternalIdentity, Site, Status, Subject, User
 from comments.queries import Page, decode_cursor, encode_cursor, is_site_moderator, present_user
 from moderation.models import ReviewTask, TaskState
 
@@ -254,4 +254,26 @@ def site_moderator_email(*, site: Site, user: User) -> dict:
         "held": row.held,
         "held_per_day": row.held_per_day,
         "default_held_per_day": settings.NOTIFICATIONS_HELD_PER_DAY,
+    }
+
+
+def host_email_of(*, user: User) -> str:
+    """The address the host's SSO last named for ``user`` (its payload's ``email``), on the site
+    their token is for, else on any site; "" when no host named one."""
+    identities = ExternalIdentity.objects.filter(user_id=user.pk).exclude(email="")
+    site_id = getattr(user, "token_site_id", None)
+    if site_id is not None:
+        identities = identities.filter(site_id=site_id)
+    return identities.order_by("-created_at").values_list("email", flat=True).first() or ""
+
+
+def email_address_state(*, user: User) -> dict:
+    """Where the reader's notification emails go: ``address`` (their account's, or "" for none),
+    ``offered`` (the host's address they may turn emails on with, when they have none yet) and
+    ``from_host`` (whether ``address`` is the host's, which they may turn off here)."""
+    host = host_email_of(user=user)
+    return {
+        "address": user.email,
+        "offered": host if host and not user.email else None,
+        "from_host": bool(host) and user.email == host,
     }

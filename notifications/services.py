@@ -25,7 +25,7 @@ from .models import (
     SubscriptionState,
     email_field,
 )
-from .queries import held_comment_of, preferences_of
+from .queries import held_comment_of, host_email_of, preferences_of
 from .unsubscribe import Scope
 
 
@@ -158,3 +158,26 @@ def site_moderator_email_update(
 
 def _a_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_PER_DAY
+
+
+def email_from_host_set(*, user: User, on: bool) -> None:
+    """The reader's consent to notification emails at the address their host's SSO names (issue
+    39): ``on`` makes it the account's address, so that emails go there under the rules of an
+    address given at e-mail sign-in (each kind by the reader's preferences, an unsubscribe link
+    in every message), and it then follows the host's payloads (``sso_user_upsert``); off clears
+    it. Nothing is ever sent to an address the host named before the reader turned this on.
+    PermissionDenied when no host named one, or the account's address is its own (e-mail
+    sign-in, a provider's): this turns off only what it turned on."""
+    host = host_email_of(user=user)
+    if not host:
+        raise PermissionDenied("No address of yours came with your sign-in.")
+    if on:
+        if user.email and user.email != host:
+            raise PermissionDenied("Your emails already go to the address of your account.")
+        address = host
+    else:
+        if user.email != host:
+            raise PermissionDenied("Your emails go to the address of your account, not the host's.")
+        address = ""
+    User.objects.filter(pk=user.pk).update(email=address)
+    user.email = address

@@ -86,6 +86,11 @@ def sso_user_upsert(*, site: Site, external_id: str, name: str, email: str = "",
             user.save(update_fields=changed)
         if email and identity.email != email:
             ExternalIdentity.objects.filter(pk=identity.pk).update(email=email)
+            # An account whose address is the host's (the reader turned emails on with it,
+            # notifications.services.email_from_host_set) follows the host's new one.
+            if identity.email and user.email == identity.email:
+                User.objects.filter(pk=user.pk).update(email=email)
+                user.email = email
         return user
 
 

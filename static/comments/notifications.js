@@ -64,9 +64,22 @@
     $('cw-nt-all').hidden = !items.some((item) => !item.read);
   }
 
+  // A reader the host signed in with an address is offered emails there, and may stop them;
+  // nothing is emailed to it before they say so (notifications/email).
+  function showMail(state) {
+    const line = $('cw-nt-mail');
+    const address = state.offered || (state.from_host ? state.address : '');
+    line.hidden = !address;
+    if (!address) return;
+    $('cw-nt-mail-text').textContent = (state.offered ? line.dataset.offer : line.dataset.on).replace('{address}', address);
+    $('cw-nt-mail-on').hidden = !state.offered;
+    $('cw-nt-mail-off').hidden = !!state.offered;
+  }
+
   async function open() {
     $('cw-nt-error').hidden = true;
     try {
+      showMail(await api('GET', 'notifications/email'));
       const page = await api('GET', 'notifications?limit=20');
       newest = page.items.length ? page.items[0].id : null;
       render(page.items);
@@ -86,7 +99,9 @@
   panel.addEventListener('click', async (event) => {
     const read = event.target.closest('.cw-nt-read');
     try {
-      if (read) {
+      if (event.target.closest('#cw-nt-mail-on')) showMail(await api('PUT', 'notifications/email'));
+      else if (event.target.closest('#cw-nt-mail-off')) showMail(await api('DELETE', 'notifications/email'));
+      else if (read) {
         const li = read.closest('li');
         showCount((await api('PUT', `notifications/${li.dataset.id}/read`)).unread_count);
         li.classList.remove('cw-nt-unread');

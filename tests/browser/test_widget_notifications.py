@@ -3,11 +3,15 @@ list it opens, "Mark read" and "Mark all read", all over the notifications API."
 
 from __future__ import annotations
 
+import time
+
 from playwright.sync_api import expect
 
-from comments.models import Comment
+from comments.models import Comment, User
+from comments.sso import sign_payload
 from notifications.models import Notification
 from tests.browser.conftest import assert_seen_by_a_person, click, type_into
+from tests.browser.test_signin import serve_static_page
 from tests.browser.test_widget import host, no_problems, signed_in_as, wait_until, widget  # noqa: F401  (host: a fixture)
 from tests.factories import CommentFactory, SubjectFactory, UserFactory
 from tests.notifications.conftest import settle
@@ -75,3 +79,33 @@ def test_a_reader_signed_in_before_the_notifications_script_ran_still_gets_the_b
     signed_in_as(frame, "Alice")
     assert_seen_by_a_person(frame.get_by_role("button", name="Notifications"))
     no_problems(page)
+
+
+def test_a_reader_signed_in_by_their_host_turns_emails_on_and_off_at_the_hosts_address(
+    page, live_server, transactional_db, shot
+):
+    """Issue 39, A8: the address in the host's SSO payload is offered, never used unasked."""
+    secret = "notifications-sso-secret"
+    claims = {"id": "reader-9", "name": "Ada", "email": "ada@host.example", "exp": int(time.time()) + 600}
+    url, server = serve_static_page(live_server, sso=sign_payload(secret, claims), sso_secret=secret)
+    try:
+        page.goto(url)
+        frame = page.frame_locator("iframe")
+        assert_seen_by_a_person(frame.locator("#cw-me"))
+        click(frame.get_by_role("button", name="Notifications"))
+        offer = frame.locator("#cw-nt-mail")
+        assert_seen_by_a_person(offer)
+        expect(offer).to_contain_text("Also by email, at ada@host.example?")
+        assert User.objects.get(display_name="Ada").email == ""
+
+        click(frame.get_by_role("button", name="Email me"))
+        expect(offer).to_contain_text("Also emailed to ada@host.example.")
+        shot(page, "emails-on")
+        assert User.objects.get(display_name="Ada").email == "ada@host.example"
+
+        click(frame.get_by_role("button", name="Stop emails"))
+        expect(offer).to_contain_text("Also by email, at ada@host.example?")
+        assert User.objects.get(display_name="Ada").email == ""
+    finally:
+        server.shutdown()
+        server.server_close()
