@@ -70,7 +70,9 @@ def _decision_page(request: HttpRequest, context: dict, *, language: str, status
     with translation.override(language):
         html = render_to_string("notifications/held_decision.html", {**context, "lang": language}, request)
     response = HttpResponse(html, status=status)
-    response["Content-Security-Policy"] = "default-src 'none'; form-action 'self'; frame-ancestors 'none'"
+    response["Content-Security-Policy"] = (
+        "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'"
+    )
     # Not "no-referrer": the form's POST must carry its origin for the CSRF check, and the page
     # links nowhere else, so the token in its address goes to no other site.
     response["Referrer-Policy"] = "same-origin"

@@ -109,7 +109,8 @@ def widget_on_host_pages(page, watch, host, live_server, shot) -> None:
     page.goto(host.page("/two-level", embed_tag(KEY, sso=signed) + loader(live_server)))
     widget = page.frame_locator("iframe")
     expect(widget.locator("#cw-me-name")).to_have_text("Wendy")
-    expect(widget.locator("#cw-status")).to_have_text("Signed in.")  # the list is read again for her
+    # The list is read again for her: busy from when her name shows until it is hers.
+    expect(widget.locator("#cw-list")).to_have_attribute("aria-busy", "false")
     more = widget.locator("a.cw-more[data-action=more]")
     for _ in range(len(PAYLOADS)):  # (a page at least each time: a bound, should a click do nothing)
         if not more.count():
